@@ -1,0 +1,153 @@
+//! The components users put on entities: [`Position`], [`ViewRange`], and the read-only
+//! [`InterestSet`] the plugin maintains.
+
+use bevy_ecs::{entity::Entity, lifecycle::HookContext, prelude::*, world::DeferredWorld};
+
+use crate::index::PendingRemovals;
+
+/// Where an entity is. Every entity with a `Position` is a *target*: observers can see it.
+///
+/// Mutate it in place every tick (`*pos = Position::new(..)` or field writes); the plugin picks up
+/// the change through change detection. Writing the same value again costs one comparison.
+/// Which two axes count is the plugin's [`Plane`](crate::Plane) (`XY` by default).
+///
+/// A non-finite coordinate keeps the entity out of the index (it sees nothing and nobody sees it)
+/// and logs a warning once; it rejoins as soon as its position is finite again.
+///
+/// ```
+/// use bevy_aoi::prelude::*;
+/// let mut p = Position::new(3.0, 4.0);
+/// p.x += 1.0;
+/// assert_eq!(p, Position::new_3d(4.0, 4.0, 0.0));
+/// ```
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+#[component(on_remove = on_remove_tracked)]
+pub struct Position {
+    /// X coordinate.
+    pub x: f32,
+    /// Y coordinate (up in [`Plane::XZ`](crate::Plane::XZ) games, where it is ignored).
+    pub y: f32,
+    /// Z coordinate (ignored in [`Plane::XY`](crate::Plane::XY)).
+    pub z: f32,
+}
+
+impl Position {
+    /// A 2D position (`z = 0`).
+    pub const fn new(x: f32, y: f32) -> Self {
+        Self { x, y, z: 0.0 }
+    }
+
+    /// A 3D position.
+    pub const fn new_3d(x: f32, y: f32, z: f32) -> Self {
+        Self { x, y, z }
+    }
+}
+
+/// Makes an entity an *observer* that sees every target within `radius` (the boundary counts as
+/// inside). Requires [`InterestSet`], which is inserted automatically.
+///
+/// Change `radius` at any time; sets grow and shrink in the next AOI update. A negative, NaN or
+/// infinite radius, or one whose square overflows `f32`, keeps the entity out of the index (as
+/// observer and as target) and logs a warning once. Removing `ViewRange` empties the
+/// `InterestSet` with a [`LeaveView`](crate::LeaveView) per target.
+///
+/// ```
+/// use bevy_aoi::prelude::*;
+/// use bevy_ecs::prelude::*;
+/// let mut world = World::new();
+/// let e = world.spawn((Position::new(0.0, 0.0), ViewRange::new(100.0))).id();
+/// assert!(world.get::<InterestSet>(e).is_some(), "ViewRange should require InterestSet");
+/// ```
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+#[require(InterestSet)]
+#[component(on_remove = on_remove_tracked)]
+pub struct ViewRange {
+    /// How far this observer sees, in world units.
+    pub radius: f32,
+}
+
+impl ViewRange {
+    /// A view range of `radius` world units.
+    pub const fn new(radius: f32) -> Self {
+        Self { radius }
+    }
+}
+
+/// What an observer sees now: every other target within its [`ViewRange`], kept exact by the
+/// plugin after each update of [`AoiSystems::ComputeInterest`](crate::AoiSystems::ComputeInterest).
+///
+/// Read-only for users (its contents can only be changed by the plugin). Stored as a `Vec` sorted
+/// by [`Entity`], so iteration order is deterministic.
+///
+/// Costs: [`contains`](Self::contains) is a binary search, `O(log n)`; [`iter`](Self::iter),
+/// [`len`](Self::len) and [`is_empty`](Self::is_empty) are what they are on a slice.
+#[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
+pub struct InterestSet {
+    targets: Vec<Entity>,
+}
+
+impl InterestSet {
+    /// Whether `target` is seen now. `O(log n)`.
+    pub fn contains(&self, target: Entity) -> bool {
+        self.targets.binary_search(&target).is_ok()
+    }
+
+    /// The seen targets, sorted by [`Entity`].
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Entity> + '_ {
+        self.targets.iter().copied()
+    }
+
+    /// The seen targets as a sorted slice.
+    pub fn as_slice(&self) -> &[Entity] {
+        &self.targets
+    }
+
+    /// How many targets are seen.
+    pub fn len(&self) -> usize {
+        self.targets.len()
+    }
+
+    /// Whether nothing is seen.
+    pub fn is_empty(&self) -> bool {
+        self.targets.is_empty()
+    }
+
+    /// Adds `target`; returns whether it was new.
+    pub(crate) fn insert(&mut self, target: Entity) -> bool {
+        match self.targets.binary_search(&target) {
+            Ok(_) => false,
+            Err(at) => {
+                self.targets.insert(at, target);
+                true
+            }
+        }
+    }
+
+    /// Removes `target`; returns whether it was there.
+    pub(crate) fn remove(&mut self, target: Entity) -> bool {
+        match self.targets.binary_search(&target) {
+            Ok(at) => {
+                self.targets.remove(at);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a InterestSet {
+    type Item = Entity;
+    type IntoIter = core::iter::Copied<core::slice::Iter<'a, Entity>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.targets.iter().copied()
+    }
+}
+
+/// Records the entity so the next AOI update re-examines it (removal and despawn both land here).
+/// The plugin may not be added (a bare `World`), so the resource is optional.
+fn on_remove_tracked(mut world: DeferredWorld, ctx: HookContext) {
+    if let Some(mut pending) = world.get_resource_mut::<PendingRemovals>() {
+        pending.0.push(ctx.entity);
+    }
+}

@@ -1,0 +1,117 @@
+//! Build-time configuration of [`AoiPlugin`](crate::AoiPlugin): which axes are used, how large the
+//! grid cells are, and optional world bounds.
+
+/// Which axes of [`Position`](crate::Position) the grid and the distance use.
+///
+/// Chosen once, on the plugin. Distances are Euclidean in the chosen plane or volume.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Plane {
+    /// `x` and `y` (2D games, top-down maps). `z` is ignored.
+    #[default]
+    XY,
+    /// `x` and `z` (3D games on the ground, `y` up). `y` is ignored.
+    XZ,
+    /// All three axes: spherical view ranges and 3D cells (space games, flying units).
+    XYZ,
+}
+
+impl Plane {
+    /// Projects a point onto the axes this plane uses; the unused axis becomes 0.
+    #[inline]
+    pub(crate) fn project(self, x: f32, y: f32, z: f32) -> [f32; 3] {
+        match self {
+            Plane::XY => [x, y, 0.0],
+            Plane::XZ => [x, z, 0.0],
+            Plane::XYZ => [x, y, z],
+        }
+    }
+
+    /// How many axes the grid is cut along.
+    #[inline]
+    pub(crate) fn dims(self) -> usize {
+        match self {
+            Plane::XY | Plane::XZ => 2,
+            Plane::XYZ => 3,
+        }
+    }
+}
+
+/// The side of a grid cell ("tower").
+///
+/// Cells only exist where entities are, so the size never costs memory; it trades the number of
+/// cells a view touches against the number of far candidates tested per cell.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum CellSize {
+    /// Derived from the view ranges in use: the side is the largest [`ViewRange`](crate::ViewRange)
+    /// radius present when the first observer appears, and is re-derived (the grid is rebuilt once)
+    /// whenever the largest radius leaves `[side / 2, side * 2]`.
+    #[default]
+    Auto,
+    /// A fixed side, in world units. Must be finite and greater than zero.
+    Fixed(f32),
+}
+
+/// An axis-aligned box that bounds the world, in the plugin's [`Plane`] coordinates.
+///
+/// With bounds, the grid is clamped like the classic fixed tower grids: entities slightly outside
+/// the box go into the border cells (distances stay exact). An entity farther outside than one box
+/// size on any axis is treated as bad input: it is kept out of the index and a warning is logged
+/// once. For [`Plane::XY`] the box is `min.x..=max.x` by `min.y..=max.y`; for [`Plane::XZ`] the
+/// second component of `min`/`max` bounds `z`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AoiBounds {
+    /// Lowest corner (`[x, y, z]`, or `[x, z, _]` for [`Plane::XZ`]).
+    pub min: [f32; 3],
+    /// Highest corner.
+    pub max: [f32; 3],
+}
+
+impl AoiBounds {
+    /// A 2D box from `(min_x, min_y)` to `(max_x, max_y)` (for [`Plane::XZ`], read `y` as `z`).
+    pub fn new_2d(min: (f32, f32), max: (f32, f32)) -> Self {
+        Self {
+            min: [min.0, min.1, 0.0],
+            max: [max.0, max.1, 0.0],
+        }
+    }
+
+    /// A 3D box, for [`Plane::XYZ`].
+    pub fn new_3d(min: [f32; 3], max: [f32; 3]) -> Self {
+        Self { min, max }
+    }
+
+    /// Whether a projected point is near enough to the box to be indexed (see the type docs).
+    #[inline]
+    pub(crate) fn accepts(&self, p: [f32; 3], dims: usize) -> bool {
+        (0..dims).all(|i| {
+            let size = self.max[i] - self.min[i];
+            p[i] >= self.min[i] - size && p[i] <= self.max[i] + size
+        })
+    }
+}
+
+/// The largest accepted fixed cell side: beyond it every map is a single cell.
+pub(crate) const MAX_CELL_SIZE: f32 = 1.0e12;
+/// The smallest cell side: below it cell coordinates stop meaning anything in `f32`.
+pub(crate) const MIN_CELL_SIZE: f32 = 1.0e-3;
+
+/// Panics with a message that says how to fix a bad configuration.
+pub(crate) fn validate(cell_size: CellSize, bounds: Option<AoiBounds>, plane: Plane) {
+    if let CellSize::Fixed(side) = cell_size {
+        assert!(
+            side.is_finite() && (MIN_CELL_SIZE..=MAX_CELL_SIZE).contains(&side),
+            "AoiPlugin: cell_size CellSize::Fixed({side}) is invalid; use a finite side between \
+             {MIN_CELL_SIZE} and {MAX_CELL_SIZE} world units (about the typical view radius), or \
+             CellSize::Auto"
+        );
+    }
+    if let Some(b) = bounds {
+        for i in 0..plane.dims() {
+            assert!(
+                b.min[i].is_finite() && b.max[i].is_finite() && b.min[i] < b.max[i],
+                "AoiPlugin: bounds {b:?} are invalid on axis {i}; every used axis needs finite \
+                 min < max (or leave bounds as None for an unbounded world)"
+            );
+        }
+    }
+}

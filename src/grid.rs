@@ -1,0 +1,316 @@
+//! The sparse tower grid: only occupied cells exist, each holding its members' positions inline
+//! so a scan streams through memory instead of chasing entity ids.
+
+use std::collections::HashMap;
+
+use ahash::RandomState;
+
+use crate::config::AoiBounds;
+
+/// Integer coordinates of a cell. The third one is always 0 in 2D planes.
+pub(crate) type CellKey = [i32; 3];
+
+/// Marks "no cell" in slot locations.
+pub(crate) const NO_CELL: u32 = u32::MAX;
+
+/// One entity in a cell: its slot, its squared view radius (negative unless it is an observer
+/// whose state did not change this tick) and its projected position.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Member {
+    pub slot: u32,
+    pub r2: f32,
+    pub p: [f32; 3],
+}
+
+/// A tower: the members in one cell.
+#[derive(Debug, Default)]
+pub(crate) struct Cell {
+    pub key: CellKey,
+    pub members: Vec<Member>,
+    /// Members with `r2 >= 0`: observers that can be affected by a moving target.
+    pub clean_observers: u32,
+    /// Scratch tag used to group this tick's work by cell.
+    pub tag: u32,
+    /// Scratch counter that goes with `tag`.
+    pub count: u32,
+}
+
+/// Cell ranges on each axis, inclusive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Window {
+    pub lo: CellKey,
+    pub hi: CellKey,
+}
+
+impl Window {
+    #[inline]
+    pub fn contains(&self, k: CellKey) -> bool {
+        (0..3).all(|i| k[i] >= self.lo[i] && k[i] <= self.hi[i])
+    }
+
+    /// Number of cells covered, saturating.
+    fn volume(&self) -> u64 {
+        (0..3).fold(1u64, |acc, i| {
+            let w = (i64::from(self.hi[i]) - i64::from(self.lo[i]) + 1).max(0) as u64;
+            acc.saturating_mul(w)
+        })
+    }
+
+    /// The smallest window that covers both.
+    pub fn union(&self, other: &Window) -> Window {
+        Window {
+            lo: core::array::from_fn(|i| self.lo[i].min(other.lo[i])),
+            hi: core::array::from_fn(|i| self.hi[i].max(other.hi[i])),
+        }
+    }
+
+    /// Whether the two windows share a cell.
+    pub fn overlaps(&self, other: &Window) -> bool {
+        (0..3).all(|i| self.lo[i] <= other.hi[i] && other.lo[i] <= self.hi[i])
+    }
+}
+
+/// The grid itself.
+pub(crate) struct Grid {
+    side: f32,
+    inv: f32,
+    dims: usize,
+    clamp: Option<Window>,
+    map: HashMap<CellKey, u32, RandomState>,
+    pub cells: Vec<Cell>,
+    free: Vec<u32>,
+}
+
+impl Grid {
+    pub fn new(side: f32, dims: usize, bounds: Option<AoiBounds>) -> Self {
+        let mut grid = Self {
+            side,
+            inv: 1.0 / side,
+            dims,
+            clamp: None,
+            map: HashMap::with_hasher(RandomState::with_seeds(1, 2, 3, 4)),
+            cells: Vec::new(),
+            free: Vec::new(),
+        };
+        grid.clamp = bounds.map(|b| Window {
+            lo: grid.raw_key(b.min),
+            hi: grid.raw_key(b.max),
+        });
+        grid
+    }
+
+    pub fn side(&self) -> f32 {
+        self.side
+    }
+
+    /// Number of occupied cells.
+    pub fn occupied(&self) -> usize {
+        self.map.len()
+    }
+
+    #[inline]
+    fn raw_key(&self, p: [f32; 3]) -> CellKey {
+        // `as` saturates, and the map from coordinate to key is monotone, which is all the window
+        // logic relies on.
+        core::array::from_fn(|i| {
+            if i < self.dims {
+                (p[i] * self.inv).floor() as i32
+            } else {
+                0
+            }
+        })
+    }
+
+    /// The cell of a projected point, clamped into the bounds if there are any.
+    #[inline]
+    pub fn key(&self, p: [f32; 3]) -> CellKey {
+        let k = self.raw_key(p);
+        match &self.clamp {
+            None => k,
+            Some(c) => core::array::from_fn(|i| k[i].clamp(c.lo[i], c.hi[i])),
+        }
+    }
+
+    /// Every cell that can hold a point within `r` of `p`. The margin covers the rounding of the
+    /// `f32` distance test, so a target the test accepts is always inside the window.
+    #[inline]
+    pub fn window(&self, p: [f32; 3], r: f32) -> Window {
+        let mut lo = [0.0; 3];
+        let mut hi = [0.0; 3];
+        for i in 0..self.dims {
+            let m = (p[i].abs() + r) * 1.0e-5 + f32::MIN_POSITIVE;
+            lo[i] = p[i] - r - m;
+            hi[i] = p[i] + r + m;
+        }
+        Window {
+            lo: self.key(lo),
+            hi: self.key(hi),
+        }
+    }
+
+    /// The window of every point inside cell `key`, widened by `r` (used to scan once for all
+    /// observers of one cell).
+    pub fn cell_window(&self, key: CellKey, r: f32) -> Window {
+        let mut lo = [0.0; 3];
+        let mut hi = [0.0; 3];
+        for i in 0..self.dims {
+            lo[i] = key[i] as f32 * self.side;
+            hi[i] = (key[i] as f32 + 1.0) * self.side;
+        }
+        self.window(lo, r).union(&self.window(hi, r))
+    }
+
+    /// Pushes the ids of the occupied cells in `w` into `out`, in a deterministic order. When the
+    /// window covers more cells than are occupied, walks the occupied cells instead, so a huge
+    /// view never walks empty space.
+    pub fn cells_in(&self, w: &Window, out: &mut Vec<u32>) {
+        if w.volume() <= self.map.len() as u64 {
+            for z in w.lo[2]..=w.hi[2] {
+                for y in w.lo[1]..=w.hi[1] {
+                    for x in w.lo[0]..=w.hi[0] {
+                        if let Some(&c) = self.map.get(&[x, y, z]) {
+                            out.push(c);
+                        }
+                    }
+                }
+            }
+        } else {
+            for (c, cell) in self.cells.iter().enumerate() {
+                if !cell.members.is_empty() && w.contains(cell.key) {
+                    out.push(c as u32);
+                }
+            }
+        }
+    }
+
+    /// Adds a member to the cell of `key`, creating the cell if needed. Returns `(cell, index)`.
+    pub fn insert(&mut self, key: CellKey, member: Member) -> (u32, u32) {
+        let c = match self.map.get(&key) {
+            Some(&c) => c,
+            None => {
+                let c = match self.free.pop() {
+                    Some(c) => c,
+                    None => {
+                        self.cells.push(Cell::default());
+                        (self.cells.len() - 1) as u32
+                    }
+                };
+                self.cells[c as usize].key = key;
+                self.map.insert(key, c);
+                c
+            }
+        };
+        let cell = &mut self.cells[c as usize];
+        if member.r2 >= 0.0 {
+            cell.clean_observers += 1;
+        }
+        cell.members.push(member);
+        (c, (cell.members.len() - 1) as u32)
+    }
+
+    /// Removes the member at `(c, idx)`, freeing the cell when it empties. Returns the slot of the
+    /// member moved into `idx`, whose location the caller must update.
+    pub fn remove(&mut self, c: u32, idx: u32) -> Option<u32> {
+        let cell = &mut self.cells[c as usize];
+        let gone = cell.members.swap_remove(idx as usize);
+        if gone.r2 >= 0.0 {
+            cell.clean_observers -= 1;
+        }
+        let moved = cell.members.get(idx as usize).map(|m| m.slot);
+        if cell.members.is_empty() {
+            let key = cell.key;
+            self.map.remove(&key);
+            self.free.push(c);
+        }
+        moved
+    }
+
+    /// The member at `(c, idx)`.
+    #[inline]
+    pub fn member_mut(&mut self, c: u32, idx: u32) -> &mut Member {
+        &mut self.cells[c as usize].members[idx as usize]
+    }
+
+    /// Sets a member's `r2`, keeping the cell's observer count right.
+    pub fn set_r2(&mut self, c: u32, idx: u32, r2: f32) {
+        let cell = &mut self.cells[c as usize];
+        let m = &mut cell.members[idx as usize];
+        let was = m.r2 >= 0.0;
+        m.r2 = r2;
+        match (was, r2 >= 0.0) {
+            (false, true) => cell.clean_observers += 1,
+            (true, false) => cell.clean_observers -= 1,
+            _ => {}
+        }
+    }
+}
+
+/// Squared distance between two projected points. Every visibility decision in the crate goes
+/// through this one function, so the same pair always gets the same answer.
+#[inline(always)]
+pub(crate) fn dist2(a: [f32; 3], b: [f32; 3]) -> f32 {
+    let dx = a[0] - b[0];
+    let dy = a[1] - b[1];
+    let dz = a[2] - b[2];
+    dx * dx + dy * dy + dz * dz
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_covers_every_point_the_distance_test_accepts() {
+        let grid = Grid::new(10.0, 2, None);
+        let p = [0.1, -19.95, 0.0];
+        let r = 10.0;
+        let w = grid.window(p, r);
+        for i in -400..=400 {
+            for j in -400..=400 {
+                let t = [p[0] + i as f32 * 0.05, p[1] + j as f32 * 0.05, 0.0];
+                if dist2(p, t) <= r * r {
+                    assert!(
+                        w.contains(grid.key(t)),
+                        "{t:?} is in range so its cell should be in {w:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cells_are_freed_when_empty_and_huge_windows_walk_only_occupied_cells() {
+        let mut grid = Grid::new(1.0, 2, None);
+        let m = |slot| Member {
+            slot,
+            r2: 1.0,
+            p: [0.0; 3],
+        };
+        let (c0, i0) = grid.insert([0, 0, 0], m(0));
+        let (c1, _) = grid.insert([1_000_000, 5, 0], m(1));
+        assert_eq!(grid.occupied(), 2, "two members in two cells should make two cells");
+        let mut out = Vec::new();
+        grid.cells_in(&grid.window([0.0; 3], 1.0e7), &mut out);
+        assert_eq!(
+            out,
+            vec![c0, c1],
+            "a huge window should list exactly the occupied cells"
+        );
+        assert_eq!(grid.remove(c0, i0), None, "removing the last member should move nobody");
+        assert_eq!(grid.occupied(), 1, "an emptied cell should be freed");
+        assert_eq!(
+            grid.cells[c1 as usize].clean_observers, 1,
+            "observer count should follow members"
+        );
+    }
+
+    #[test]
+    fn bounds_clamp_keys_into_border_cells() {
+        let grid = Grid::new(10.0, 2, Some(AoiBounds::new_2d((0.0, 0.0), (100.0, 100.0))));
+        assert_eq!(
+            grid.key([-50.0, 150.0, 0.0]),
+            [0, 10, 0],
+            "outside points should go to border cells"
+        );
+    }
+}

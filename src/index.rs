@@ -1,0 +1,331 @@
+//! The AOI index: one slot per tracked entity, the grid, every observer's current interest list,
+//! and this tick's shortlist of changed slots.
+
+use std::collections::BTreeMap;
+
+use bevy_ecs::{entity::EntityHashMap, prelude::*};
+
+use crate::{
+    components::{Position, ViewRange},
+    config::{AoiBounds, CellSize, MAX_CELL_SIZE, MIN_CELL_SIZE, Plane},
+    grid::{Grid, Member, NO_CELL},
+};
+
+/// Entities whose `Position` or `ViewRange` was removed (or that were despawned) since the last
+/// AOI update, filled by component hooks.
+#[derive(Resource, Default)]
+pub(crate) struct PendingRemovals(pub Vec<Entity>);
+
+/// One tracked entity.
+#[derive(Clone, Debug)]
+pub(crate) struct Slot {
+    pub entity: Entity,
+    /// Projected position (meaningful while `in_grid`).
+    pub p: [f32; 3],
+    /// Squared view radius, or -1 when the entity is not an observer.
+    pub r2: f32,
+    /// View radius (0 when not an observer).
+    pub radius: f32,
+    /// Where its member is in the grid, or `NO_CELL`.
+    pub cell: u32,
+    pub idx: u32,
+    /// Whether the entity should be indexed now (valid position and range).
+    pub in_grid: bool,
+    /// Whether the entity still has a `Position`; the slot is freed at the end of the tick if not.
+    pub live: bool,
+    /// Whether the entity is on this tick's shortlist.
+    pub dirty: bool,
+    /// Whether a bad-input warning was logged for it.
+    pub warned: bool,
+}
+
+impl Slot {
+    #[inline]
+    pub fn is_observer(&self) -> bool {
+        self.in_grid && self.r2 >= 0.0
+    }
+}
+
+/// What a changed slot was at the start of the tick.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Change {
+    pub slot: u32,
+    pub old_in: bool,
+    pub old_p: [f32; 3],
+}
+
+/// Why an entity is kept out of the index.
+fn bad_input(p: [f32; 3], radius: Option<f32>, bounds: Option<&AoiBounds>, dims: usize) -> Option<&'static str> {
+    if !p.iter().all(|c| c.is_finite()) {
+        return Some("its Position is not finite");
+    }
+    if let Some(b) = bounds
+        && !b.accepts(p, dims)
+    {
+        return Some("its Position is farther outside the AoiPlugin bounds than one bounds size");
+    }
+    if let Some(r) = radius
+        && !(r >= 0.0 && (r * r).is_finite())
+    {
+        return Some("its ViewRange radius is negative, NaN, or so large that its square overflows");
+    }
+    None
+}
+
+/// The index resource. Internal: users see its results through `InterestSet` and the messages.
+#[derive(Resource)]
+pub(crate) struct AoiIndex {
+    pub plane: Plane,
+    pub bounds: Option<AoiBounds>,
+    cell_size: CellSize,
+    side_chosen: bool,
+    pub grid: Grid,
+    pub slots: Vec<Slot>,
+    free_slots: Vec<u32>,
+    by_entity: EntityHashMap<u32>,
+    /// Per slot: the slots it sees now, in no particular order.
+    pub lists: Vec<Vec<u32>>,
+    /// This tick's shortlist.
+    pub changes: Vec<Change>,
+    /// Multiset of observer radii (as bits; positive floats order like their bits).
+    radii: BTreeMap<u32, u32>,
+    /// Number of indexed observers.
+    pub observers: usize,
+}
+
+impl AoiIndex {
+    pub fn new(plane: Plane, cell_size: CellSize, bounds: Option<AoiBounds>) -> Self {
+        let (side, chosen) = match cell_size {
+            CellSize::Fixed(s) => (s, true),
+            CellSize::Auto => (1.0, false),
+        };
+        Self {
+            plane,
+            bounds,
+            cell_size,
+            side_chosen: chosen,
+            grid: Grid::new(side, plane.dims(), bounds),
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            by_entity: EntityHashMap::default(),
+            lists: Vec::new(),
+            changes: Vec::new(),
+            radii: BTreeMap::new(),
+            observers: 0,
+        }
+    }
+
+    /// Number of tracked entities (indexed or kept out as bad input).
+    pub fn tracked(&self) -> usize {
+        self.by_entity.len()
+    }
+
+    /// The largest view radius among indexed observers (0 if none).
+    pub fn max_radius(&self) -> f32 {
+        self.radii
+            .last_key_value()
+            .map_or(0.0, |(&bits, _)| f32::from_bits(bits))
+    }
+
+    fn alloc_slot(&mut self, entity: Entity) -> u32 {
+        let slot = Slot {
+            entity,
+            p: [0.0; 3],
+            r2: -1.0,
+            radius: 0.0,
+            cell: NO_CELL,
+            idx: 0,
+            in_grid: false,
+            live: true,
+            dirty: false,
+            warned: false,
+        };
+        let s = match self.free_slots.pop() {
+            Some(s) => {
+                self.slots[s as usize] = slot;
+                s
+            }
+            None => {
+                self.slots.push(slot);
+                self.lists.push(Vec::new());
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.by_entity.insert(entity, s);
+        s
+    }
+
+    /// Records the current state of `entity` (`None`: no `Position` any more, or despawned).
+    /// Cheap when nothing differs from what is indexed.
+    pub fn observe(&mut self, entity: Entity, state: Option<(&Position, Option<&ViewRange>)>) {
+        let s = match (self.by_entity.get(&entity), state) {
+            (Some(&s), _) => s,
+            (None, Some(_)) => self.alloc_slot(entity),
+            (None, None) => return,
+        };
+        let (live, p, radius) = match state {
+            Some((pos, range)) => (true, self.plane.project(pos.x, pos.y, pos.z), range.map(|r| r.radius)),
+            None => (false, [0.0; 3], None),
+        };
+        let problem = if live {
+            bad_input(p, radius, self.bounds.as_ref(), self.plane.dims())
+        } else {
+            None
+        };
+        let in_grid = live && problem.is_none();
+        let r2 = match radius {
+            Some(r) if in_grid => r * r,
+            _ => -1.0,
+        };
+        let slot = &mut self.slots[s as usize];
+        if let Some(why) = problem
+            && !slot.warned
+        {
+            slot.warned = true;
+            log::warn!("bevy_aoi: {entity} is kept out of the AOI index because {why} (warned once per entity)");
+        }
+        if slot.live == live
+            && slot.in_grid == in_grid
+            && slot.r2.to_bits() == r2.to_bits()
+            && (!in_grid || slot.p == p)
+        {
+            return;
+        }
+        if !slot.dirty {
+            slot.dirty = true;
+            self.changes.push(Change {
+                slot: s,
+                old_in: slot.in_grid,
+                old_p: slot.p,
+            });
+        }
+        if slot.is_observer() {
+            remove_radius(&mut self.radii, slot.radius);
+            self.observers -= 1;
+        }
+        slot.live = live;
+        slot.in_grid = in_grid;
+        slot.p = p;
+        slot.r2 = r2;
+        // `+ 0.0` turns -0.0 into 0.0, so radii order like their bits.
+        slot.radius = if r2 >= 0.0 { radius.unwrap_or(0.0) + 0.0 } else { 0.0 };
+        if slot.is_observer() {
+            *self.radii.entry(slot.radius.to_bits()).or_default() += 1;
+            self.observers += 1;
+        }
+    }
+
+    /// Moves this tick's changed slots in the grid (rebuilding it if the automatic cell side must
+    /// change). Changed members get `r2 = -1` until [`Self::end_tick`], so scans around moving
+    /// targets skip changed observers, whose lists are recomputed instead.
+    pub fn apply_changes(&mut self) {
+        if self.changes.is_empty() {
+            return;
+        }
+        if let Some(side) = self.wanted_side() {
+            self.rebuild(side);
+            return;
+        }
+        for i in 0..self.changes.len() {
+            let s = self.changes[i].slot;
+            let slot = &self.slots[s as usize];
+            let (in_grid, p, cell, idx) = (slot.in_grid, slot.p, slot.cell, slot.idx);
+            let key = self.grid.key(p);
+            if cell != NO_CELL {
+                if in_grid && self.grid.cells[cell as usize].key == key {
+                    self.grid.set_r2(cell, idx, -1.0);
+                    self.grid.member_mut(cell, idx).p = p;
+                    continue;
+                }
+                self.unlink(s);
+            }
+            if in_grid {
+                self.link(s, key);
+            }
+        }
+    }
+
+    fn unlink(&mut self, s: u32) {
+        let slot = &mut self.slots[s as usize];
+        let (cell, idx) = (slot.cell, slot.idx);
+        slot.cell = NO_CELL;
+        if let Some(moved) = self.grid.remove(cell, idx) {
+            self.slots[moved as usize].idx = idx;
+        }
+    }
+
+    fn link(&mut self, s: u32, key: crate::grid::CellKey) {
+        let slot = &self.slots[s as usize];
+        let r2 = if slot.dirty { -1.0 } else { slot.r2 };
+        let (cell, idx) = self.grid.insert(key, Member { slot: s, r2, p: slot.p });
+        let slot = &mut self.slots[s as usize];
+        slot.cell = cell;
+        slot.idx = idx;
+    }
+
+    /// The side the automatic cell size wants now, if it differs from the current one.
+    fn wanted_side(&mut self) -> Option<f32> {
+        if self.cell_size != CellSize::Auto {
+            return None;
+        }
+        let max = self.max_radius();
+        if max <= 0.0 {
+            return None;
+        }
+        let side = self.grid.side();
+        if self.side_chosen && max >= side * 0.5 && max <= side * 2.0 {
+            return None;
+        }
+        self.side_chosen = true;
+        Some(max.clamp(MIN_CELL_SIZE, MAX_CELL_SIZE))
+    }
+
+    /// Re-buckets every indexed slot into a grid with a new side.
+    fn rebuild(&mut self, side: f32) {
+        log::debug!("bevy_aoi: cell side {} -> {side}", self.grid.side());
+        self.grid = Grid::new(side, self.plane.dims(), self.bounds);
+        for s in 0..self.slots.len() as u32 {
+            self.slots[s as usize].cell = NO_CELL;
+            if self.slots[s as usize].in_grid {
+                let key = self.grid.key(self.slots[s as usize].p);
+                self.link(s, key);
+            }
+        }
+    }
+
+    /// Clears the shortlist: changed observers become clean again, and slots of entities that
+    /// lost their `Position` are freed.
+    pub fn end_tick(&mut self) {
+        for i in 0..self.changes.len() {
+            let s = self.changes[i].slot as usize;
+            let slot = &mut self.slots[s];
+            slot.dirty = false;
+            if slot.cell != NO_CELL && slot.r2 >= 0.0 {
+                let (c, idx, r2) = (slot.cell, slot.idx, slot.r2);
+                self.grid.set_r2(c, idx, r2);
+            }
+            if !slot.live {
+                debug_assert!(
+                    slot.cell == NO_CELL,
+                    "a slot without Position should have left the grid"
+                );
+                let entity = slot.entity;
+                self.by_entity.remove(&entity);
+                self.lists[s].clear();
+                self.free_slots.push(s as u32);
+            }
+        }
+        self.changes.clear();
+    }
+}
+
+fn remove_radius(radii: &mut BTreeMap<u32, u32>, r: f32) {
+    let bits = r.to_bits();
+    let count = radii
+        .get_mut(&bits)
+        .expect("an indexed observer's radius should be in the multiset");
+    *count -= 1;
+    if *count == 0 {
+        radii.remove(&bits);
+    }
+}

@@ -1,0 +1,355 @@
+//! Recomputing interest for this tick's shortlist, in parallel where it pays, into a
+//! deterministic order.
+//!
+//! A pair's visibility can only change if one of its ends is on the shortlist. Two kinds of work
+//! cover every such pair exactly once:
+//! - **changed observers** recompute their whole list by scanning the occupied cells of their
+//!   window. Observers are grouped by cell so the cell lookups happen once per group. The diff
+//!   against the old list uses per-task stamps, so no list is ever sorted.
+//! - **changed targets** look for *unchanged* observers around their old and new positions. For
+//!   such an observer nothing else moved in the pair, so before/after are two distance tests; no
+//!   list is searched. Changed observers are skipped there: their members carry `r2 = -1` during
+//!   the tick.
+
+use bevy_ecs::entity::Entity;
+use bevy_tasks::TaskPool;
+use smallvec::SmallVec;
+
+use crate::{
+    grid::{Grid, NO_CELL, dist2},
+    index::{AoiIndex, Change, Slot},
+};
+
+/// Per-task buffers, kept between ticks.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    stamps: Vec<u32>,
+    epoch: u32,
+    cells: Vec<u32>,
+    fresh: Vec<u32>,
+    pub enters: Vec<(u32, u32)>,
+    pub leaves: Vec<(u32, u32)>,
+}
+
+impl Scratch {
+    /// A fresh even stamp value; old stamps can never collide with it.
+    fn next_epoch(&mut self, slots: usize) -> u32 {
+        if self.stamps.len() < slots {
+            self.stamps.resize(slots, 0);
+        }
+        if self.epoch >= u32::MAX - 2 {
+            self.stamps.fill(0);
+            self.epoch = 0;
+        }
+        self.epoch += 2;
+        self.epoch
+    }
+
+    fn clear(&mut self) {
+        self.enters.clear();
+        self.leaves.clear();
+    }
+}
+
+/// The tick's work buffers and results, reused every tick.
+#[derive(Default)]
+pub(crate) struct Work {
+    scratch: Vec<Scratch>,
+    /// Cells holding changed observers, in first-seen order, and where each group starts in
+    /// `order`.
+    groups: Vec<(u32, u32)>,
+    order: Vec<u32>,
+    taken: Vec<Vec<u32>>,
+    tag: u32,
+    /// Leaves of observers that stopped observing, in shortlist order.
+    flushed: Vec<(u32, u32)>,
+}
+
+/// How the work is split between tasks.
+#[derive(Clone, Copy)]
+pub(crate) struct Split<'a> {
+    pub pool: Option<&'a TaskPool>,
+    /// Below this many shortlisted entities, everything runs on the calling thread.
+    pub min_parallel: usize,
+}
+
+impl Work {
+    /// Computes every visibility change of the tick and updates the index's lists. Calls
+    /// `emit(is_enter, observer, target)` in the deterministic order: observers that
+    /// stopped observing, changed observers by cell group, then unchanged observers by changed
+    /// target in shortlist order.
+    pub fn run(&mut self, index: &mut AoiIndex, split: Split, mut emit: impl FnMut(bool, Entity, Entity)) {
+        if index.changes.is_empty() {
+            return;
+        }
+        let parallel = split
+            .pool
+            .filter(|p| p.thread_num() > 1 && index.changes.len() >= split.min_parallel);
+        let tasks = parallel.map_or(1, |p| p.thread_num() * 4);
+        if self.scratch.len() < 2 * tasks {
+            self.scratch.resize_with(2 * tasks, Scratch::default);
+        }
+        self.flush_non_observers(index);
+        self.group_observers(index);
+        self.recompute_observers(index, parallel, tasks);
+        self.scan_targets(index, parallel, tasks);
+
+        let entity = |s: u32| index.slots[s as usize].entity;
+        for &(o, t) in &self.flushed {
+            emit(false, entity(o), entity(t));
+        }
+        // Changed observers' results are in `scratch[..tasks]`, targets' in `scratch[tasks..]`.
+        for s in &self.scratch[..2 * tasks] {
+            for &(o, t) in &s.enters {
+                emit(true, entity(o), entity(t));
+            }
+            for &(o, t) in &s.leaves {
+                emit(false, entity(o), entity(t));
+            }
+        }
+    }
+
+    /// Changed slots that are no longer observers leave everything they saw.
+    fn flush_non_observers(&mut self, index: &mut AoiIndex) {
+        self.flushed.clear();
+        for ch in &index.changes {
+            let s = ch.slot as usize;
+            if !index.slots[s].is_observer() {
+                for t in index.lists[s].drain(..) {
+                    self.flushed.push((ch.slot, t));
+                }
+            }
+        }
+    }
+
+    /// Groups changed observers by cell (a counting sort over the touched cells only) and takes
+    /// their lists out of the index so tasks can own them.
+    fn group_observers(&mut self, index: &mut AoiIndex) {
+        self.tag = self.tag.wrapping_add(1);
+        if self.tag == 0 {
+            index.grid.cells.iter_mut().for_each(|c| c.tag = 0);
+            self.tag = 1;
+        }
+        self.groups.clear();
+        let cells = &mut index.grid.cells;
+        for ch in &index.changes {
+            let slot = &index.slots[ch.slot as usize];
+            if slot.is_observer() {
+                let cell = &mut cells[slot.cell as usize];
+                if cell.tag != self.tag {
+                    cell.tag = self.tag;
+                    cell.count = 0;
+                    self.groups.push((slot.cell, 0));
+                }
+                cell.count += 1;
+            }
+        }
+        let mut start = 0;
+        for g in &mut self.groups {
+            g.1 = start;
+            let cell = &mut cells[g.0 as usize];
+            start += cell.count;
+            cell.count = g.1;
+        }
+        self.order.clear();
+        self.order.resize(start as usize, 0);
+        for ch in &index.changes {
+            let slot = &index.slots[ch.slot as usize];
+            if slot.is_observer() {
+                let cell = &mut cells[slot.cell as usize];
+                self.order[cell.count as usize] = ch.slot;
+                cell.count += 1;
+            }
+        }
+        self.taken.clear();
+        for &s in &self.order {
+            self.taken.push(core::mem::take(&mut index.lists[s as usize]));
+        }
+    }
+
+    fn recompute_observers(&mut self, index: &mut AoiIndex, pool: Option<&TaskPool>, tasks: usize) {
+        let (grid, slots) = (&index.grid, &index.slots[..]);
+        let total = self.order.len();
+        let per_task = total.div_ceil(tasks).max(1);
+        // Cut the groups into `tasks` runs of about `per_task` observers.
+        let mut bounds: SmallVec<[usize; 17]> = SmallVec::new();
+        bounds.push(0);
+        for (g, &(_, start)) in self.groups.iter().enumerate() {
+            if start as usize >= per_task * bounds.len() && bounds.len() < tasks {
+                bounds.push(g);
+            }
+        }
+        while bounds.len() <= tasks {
+            bounds.push(self.groups.len());
+        }
+        let groups = &self.groups[..];
+        let order = &self.order[..];
+        let mut taken = &mut self.taken[..];
+        let mut jobs: SmallVec<[_; 16]> = SmallVec::new();
+        for (k, scratch) in self.scratch[..tasks].iter_mut().enumerate() {
+            let (g0, g1) = (bounds[k], bounds[k + 1]);
+            let o0 = groups.get(g0).map_or(total, |g| g.1 as usize);
+            let o1 = groups.get(g1).map_or(total, |g| g.1 as usize);
+            let (mine, rest) = core::mem::take(&mut taken).split_at_mut(o1 - o0);
+            taken = rest;
+            jobs.push((g0..g1, o0, mine, scratch));
+        }
+        let run = |(range, o0, mine, scratch): (core::ops::Range<usize>, usize, &mut [Vec<u32>], &mut Scratch)| {
+            scratch.clear();
+            for g in range {
+                let end = groups.get(g + 1).map_or(total, |n| n.1 as usize);
+                let start = groups[g].1 as usize;
+                recompute_group(
+                    grid,
+                    slots,
+                    groups[g].0,
+                    &order[start..end],
+                    &mut mine[start - o0..end - o0],
+                    scratch,
+                );
+            }
+        };
+        match pool {
+            Some(pool) => {
+                pool.scope(|sc| {
+                    for job in jobs {
+                        sc.spawn(async move { run(job) });
+                    }
+                });
+            }
+            None => jobs.into_iter().for_each(run),
+        }
+        for (i, &s) in self.order.iter().enumerate() {
+            index.lists[s as usize] = core::mem::take(&mut self.taken[i]);
+        }
+    }
+
+    /// Changed targets against unchanged observers. Results go to the scratch buffers after the
+    /// observers' (`scratch[tasks..2 * tasks]`), then the lists are edited in order.
+    fn scan_targets(&mut self, index: &mut AoiIndex, pool: Option<&TaskPool>, tasks: usize) {
+        let out = &mut self.scratch[tasks..2 * tasks];
+        out.iter_mut().for_each(Scratch::clear);
+        let clean_observers = index.observers - self.order.len();
+        if clean_observers == 0 {
+            return;
+        }
+        let (grid, slots, changes) = (&index.grid, &index.slots[..], &index.changes[..]);
+        let reach = index.max_radius();
+        let per_task = changes.len().div_ceil(tasks).max(1);
+        let run = |(part, scratch): (&[Change], &mut Scratch)| {
+            for ch in part {
+                scan_target(grid, slots, ch, reach, scratch);
+            }
+        };
+        match pool {
+            Some(pool) => {
+                pool.scope(|sc| {
+                    for job in changes.chunks(per_task).zip(out.iter_mut()) {
+                        sc.spawn(async move { run(job) });
+                    }
+                });
+            }
+            None => changes.chunks(per_task).zip(out.iter_mut()).for_each(run),
+        }
+        for s in &self.scratch[tasks..2 * tasks] {
+            for &(o, t) in &s.enters {
+                index.lists[o as usize].push(t);
+            }
+            for &(o, t) in &s.leaves {
+                let list = &mut index.lists[o as usize];
+                let at = list
+                    .iter()
+                    .position(|&x| x == t)
+                    .expect("a leaving target should be in the observer's list");
+                list.swap_remove(at);
+            }
+        }
+    }
+}
+
+/// Recomputes the lists of the changed observers of one cell.
+fn recompute_group(
+    grid: &Grid,
+    slots: &[Slot],
+    cell: u32,
+    observers: &[u32],
+    lists: &mut [Vec<u32>],
+    scratch: &mut Scratch,
+) {
+    let reach = observers.iter().map(|&o| slots[o as usize].radius).fold(0.0, f32::max);
+    let window = grid.cell_window(grid.cells[cell as usize].key, reach);
+    scratch.cells.clear();
+    let mut cells = core::mem::take(&mut scratch.cells);
+    grid.cells_in(&window, &mut cells);
+    for (&o, list) in observers.iter().zip(lists.iter_mut()) {
+        let me = &slots[o as usize];
+        let mine = grid.window(me.p, me.radius);
+        let e = scratch.next_epoch(slots.len());
+        for &t in list.iter() {
+            scratch.stamps[t as usize] = e;
+        }
+        scratch.fresh.clear();
+        for &c in &cells {
+            let cell = &grid.cells[c as usize];
+            if !mine.contains(cell.key) {
+                continue;
+            }
+            for m in &cell.members {
+                if dist2(me.p, m.p) <= me.r2 && m.slot != o {
+                    scratch.fresh.push(m.slot);
+                    let stamp = &mut scratch.stamps[m.slot as usize];
+                    if *stamp == e {
+                        *stamp = e | 1;
+                    } else {
+                        scratch.enters.push((o, m.slot));
+                    }
+                }
+            }
+        }
+        for &t in list.iter() {
+            if scratch.stamps[t as usize] == e {
+                scratch.leaves.push((o, t));
+            }
+        }
+        list.clear();
+        list.extend_from_slice(&scratch.fresh);
+    }
+    scratch.cells = cells;
+}
+
+/// Finds the unchanged observers whose view of one changed target flips.
+fn scan_target(grid: &Grid, slots: &[Slot], ch: &Change, reach: f32, scratch: &mut Scratch) {
+    let me = &slots[ch.slot as usize];
+    let now = me.in_grid.then(|| grid.window(me.p, reach));
+    let before = ch.old_in.then(|| grid.window(ch.old_p, reach));
+    scratch.cells.clear();
+    match (now, before) {
+        (Some(a), Some(b)) if a.overlaps(&b) => grid.cells_in(&a.union(&b), &mut scratch.cells),
+        (a, b) => {
+            for w in a.iter().chain(b.iter()) {
+                grid.cells_in(w, &mut scratch.cells);
+            }
+        }
+    }
+    for &c in &scratch.cells {
+        let cell = &grid.cells[c as usize];
+        if cell.clean_observers == 0 {
+            continue;
+        }
+        for m in &cell.members {
+            if m.r2 < 0.0 {
+                continue;
+            }
+            let was = ch.old_in && dist2(m.p, ch.old_p) <= m.r2;
+            let is = me.in_grid && dist2(m.p, me.p) <= m.r2;
+            if is != was {
+                if is {
+                    scratch.enters.push((m.slot, ch.slot));
+                } else {
+                    scratch.leaves.push((m.slot, ch.slot));
+                }
+            }
+        }
+    }
+    debug_assert!(me.cell != NO_CELL || !me.in_grid, "an indexed slot should have a cell");
+}

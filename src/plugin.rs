@@ -1,0 +1,124 @@
+//! [`AoiPlugin`] and the [`AoiSystems`] set it schedules.
+
+use bevy_app::{App, Plugin, PostStartup, PostUpdate};
+use bevy_ecs::{
+    intern::Interned,
+    prelude::*,
+    schedule::{ScheduleLabel, SystemSet},
+};
+
+use crate::{
+    config::{AoiBounds, CellSize, Plane, validate},
+    index::{AoiIndex, PendingRemovals},
+    messages::{EnterView, LeaveView, Outbox, write_messages},
+    settings::AoiSettings,
+    systems::{AoiWork, compute_interest, update_index},
+};
+
+/// The AOI systems, chained in this order in the plugin's schedule (and once in `PostStartup`,
+/// so entities spawned in `Startup` are right on the first frame). Order your systems against
+/// these: read messages `.after(AoiSystems::Last)` in the same schedule, or in the next frame.
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AoiSystems {
+    /// Empty hook: runs first. Systems that move entities for this frame's AOI go before it.
+    First,
+    /// Picks up moved, added, removed and re-ranged entities and moves them in the grid. When it
+    /// ends, the index holds this frame's positions; `InterestSet`s still hold last frame's.
+    UpdateIndex,
+    /// Recomputes the interest of the changed entities. When it ends, every
+    /// [`InterestSet`](crate::InterestSet) is exact for this frame's positions.
+    ComputeInterest,
+    /// Writes [`EnterView`]/[`LeaveView`] (and triggers them, if enabled). When it ends, this
+    /// frame's messages are readable.
+    WriteMessages,
+    /// Empty hook: runs last.
+    Last,
+}
+
+/// Adds area-of-interest management: [`Position`](crate::Position),
+/// [`ViewRange`](crate::ViewRange) and [`InterestSet`](crate::InterestSet) components, the
+/// [`EnterView`]/[`LeaveView`] messages and the [`AoiSystems`] that keep them.
+///
+/// The fields are build-time choices; runtime tunables are in [`AoiSettings`]. A bad value
+/// panics when the plugin is built, with a message saying how to fix it.
+///
+/// ```
+/// use bevy_app::prelude::*;
+/// use bevy_aoi::prelude::*;
+/// App::new().add_plugins(AoiPlugin {
+///     plane: Plane::XZ,
+///     cell_size: CellSize::Fixed(50.0),
+///     ..AoiPlugin::new(FixedPostUpdate)
+/// });
+/// ```
+#[derive(Clone, Debug)]
+pub struct AoiPlugin {
+    /// The schedule the AOI runs in. Default `PostUpdate` (always runs); use `FixedPostUpdate`
+    /// when the game drives fixed time (without `bevy_time`, `Fixed*` schedules never run).
+    pub schedule: Interned<dyn ScheduleLabel>,
+    /// Grid cell side. Default [`CellSize::Auto`].
+    pub cell_size: CellSize,
+    /// Which axes are used. Default [`Plane::XY`].
+    pub plane: Plane,
+    /// World bounds. Default `None` (unbounded).
+    pub bounds: Option<AoiBounds>,
+    /// Also trigger every message as an [`EntityEvent`] on its observer. Default `false`
+    /// (triggering costs about twice as much as writing the message).
+    pub entity_events: bool,
+}
+
+impl Default for AoiPlugin {
+    fn default() -> Self {
+        Self::new(PostUpdate)
+    }
+}
+
+impl AoiPlugin {
+    /// The plugin with default settings, running in `schedule`.
+    pub fn new(schedule: impl ScheduleLabel) -> Self {
+        Self {
+            schedule: schedule.intern(),
+            cell_size: CellSize::Auto,
+            plane: Plane::XY,
+            bounds: None,
+            entity_events: false,
+        }
+    }
+}
+
+impl Plugin for AoiPlugin {
+    fn build(&self, app: &mut App) {
+        validate(self.cell_size, self.bounds, self.plane);
+        app.add_message::<EnterView>()
+            .add_message::<LeaveView>()
+            .init_resource::<AoiSettings>()
+            .init_resource::<PendingRemovals>()
+            .init_resource::<AoiWork>()
+            .insert_resource(Outbox {
+                trigger: self.entity_events,
+                ..Default::default()
+            })
+            .insert_resource(AoiIndex::new(self.plane, self.cell_size, self.bounds));
+        for schedule in [self.schedule, PostStartup.intern()] {
+            app.configure_sets(
+                schedule,
+                (
+                    AoiSystems::First,
+                    AoiSystems::UpdateIndex,
+                    AoiSystems::ComputeInterest,
+                    AoiSystems::WriteMessages,
+                    AoiSystems::Last,
+                )
+                    .chain(),
+            )
+            .add_systems(
+                schedule,
+                (
+                    update_index.in_set(AoiSystems::UpdateIndex),
+                    compute_interest.in_set(AoiSystems::ComputeInterest),
+                    write_messages.in_set(AoiSystems::WriteMessages),
+                ),
+            );
+        }
+    }
+}

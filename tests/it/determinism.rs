@@ -1,0 +1,50 @@
+//! The message sequence does not depend on threads.
+
+use bevy_aoi::prelude::*;
+use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
+
+use crate::harness::{Checked, Scenario};
+
+fn record(
+    parallel: bool,
+) -> Vec<(
+    Vec<(bevy_ecs::entity::Entity, bevy_ecs::entity::Entity)>,
+    Vec<(bevy_ecs::entity::Entity, bevy_ecs::entity::Entity)>,
+)> {
+    ComputeTaskPool::get_or_init(|| TaskPoolBuilder::new().num_threads(4).build());
+    let mut app = Checked::new(AoiPlugin::default());
+    app.world().insert_resource(AoiSettings {
+        parallel,
+        min_parallel_changes: 0,
+    });
+    let mut sc = Scenario::new(77, 400.0, 60.0, 0.0, Plane::XY);
+    for _ in 0..600 {
+        sc.spawn(app.world());
+    }
+    app.update();
+    for _ in 0..40 {
+        sc.step(app.world());
+        // Everyone drifts, so most of the work is parallel.
+        let mut q = app.world().query::<&mut Position>();
+        for (i, mut p) in q.iter_mut(app.world()).enumerate() {
+            p.x += if i % 2 == 0 { 3.0 } else { -2.0 };
+        }
+        app.update();
+    }
+    app.log
+}
+
+#[test]
+fn message_order_is_identical_with_and_without_threads() {
+    let single = record(false);
+    let multi = record(true);
+    assert!(
+        single.iter().map(|(e, l)| e.len() + l.len()).sum::<usize>() > 1000,
+        "the run should produce many messages"
+    );
+    assert_eq!(
+        single, multi,
+        "parallel and single-threaded runs should write the same messages in the same order"
+    );
+    assert_eq!(record(true), multi, "two parallel runs should write the same sequence");
+}

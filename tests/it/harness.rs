@@ -1,0 +1,386 @@
+//! A headless app wrapped with a brute-force oracle that checks the whole contract after every
+//! update, and a seeded random scenario driver.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use bevy_aoi::prelude::*;
+use bevy_app::prelude::*;
+use bevy_ecs::{message::MessageCursor, prelude::*};
+
+/// SplitMix64, as in BENCHMARKS.md.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    pub fn u01(&mut self) -> f64 {
+        (self.next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.u01() * n as f64) as usize
+    }
+    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.u01() as f32
+    }
+    pub fn chance(&mut self, p: f64) -> bool {
+        self.u01() < p
+    }
+}
+
+/// An app under test plus the oracle's memory of the previous update.
+pub struct Checked {
+    pub app: App,
+    pub plugin: AoiPlugin,
+    enters: MessageCursor<EnterView>,
+    leaves: MessageCursor<LeaveView>,
+    /// Oracle's sets after the previous update, per observer.
+    prev: BTreeMap<Entity, BTreeSet<Entity>>,
+    /// Pair state rebuilt from the messages alone.
+    pairs: BTreeSet<(Entity, Entity)>,
+    /// Every message seen, in order, per update (for determinism checks).
+    pub log: Vec<(Vec<(Entity, Entity)>, Vec<(Entity, Entity)>)>,
+    pub total_enters: usize,
+    pub total_leaves: usize,
+}
+
+impl Checked {
+    pub fn new(plugin: AoiPlugin) -> Self {
+        let mut app = App::new();
+        app.add_plugins(plugin.clone());
+        Self {
+            app,
+            plugin,
+            enters: MessageCursor::default(),
+            leaves: MessageCursor::default(),
+            prev: BTreeMap::new(),
+            pairs: BTreeSet::new(),
+            log: Vec::new(),
+            total_enters: 0,
+            total_leaves: 0,
+        }
+    }
+
+    pub fn world(&mut self) -> &mut World {
+        self.app.world_mut()
+    }
+
+    /// The projected point the oracle uses, or `None` if the entity must be out of the index.
+    fn indexed(&self, pos: &Position, range: Option<&ViewRange>) -> Option<[f32; 3]> {
+        let p = match self.plugin.plane {
+            Plane::XY => [pos.x, pos.y, 0.0],
+            Plane::XZ => [pos.x, pos.z, 0.0],
+            Plane::XYZ => [pos.x, pos.y, pos.z],
+        };
+        let dims = if self.plugin.plane == Plane::XYZ { 3 } else { 2 };
+        if !p.iter().all(|c| c.is_finite()) {
+            return None;
+        }
+        if let Some(b) = self.plugin.bounds {
+            for i in 0..dims {
+                let size = b.max[i] - b.min[i];
+                if p[i] < b.min[i] - size || p[i] > b.max[i] + size {
+                    return None;
+                }
+            }
+        }
+        if let Some(r) = range
+            && !(r.radius >= 0.0 && (r.radius * r.radius).is_finite())
+        {
+            return None;
+        }
+        Some(p)
+    }
+
+    /// Brute force: every observer's exact set.
+    fn oracle(&mut self) -> BTreeMap<Entity, BTreeSet<Entity>> {
+        let mut q = self.app.world_mut().query::<(Entity, &Position, Option<&ViewRange>)>();
+        let all: Vec<(Entity, Position, Option<ViewRange>)> =
+            q.iter(self.app.world()).map(|(e, p, r)| (e, *p, r.copied())).collect();
+        let targets: Vec<(Entity, [f32; 3])> = all
+            .iter()
+            .filter_map(|(e, p, r)| self.indexed(p, r.as_ref()).map(|q| (*e, q)))
+            .collect();
+        let mut out = BTreeMap::new();
+        for (o, p, r) in &all {
+            let Some(r) = r else { continue };
+            let mut set = BTreeSet::new();
+            if let Some(po) = self.indexed(p, Some(r)) {
+                let r2 = r.radius * r.radius;
+                for (t, pt) in &targets {
+                    let (dx, dy, dz) = (po[0] - pt[0], po[1] - pt[1], po[2] - pt[2]);
+                    if t != o && dx * dx + dy * dy + dz * dz <= r2 {
+                        set.insert(*t);
+                    }
+                }
+            }
+            out.insert(*o, set);
+        }
+        out
+    }
+
+    /// Runs one update and checks the whole contract.
+    pub fn update(&mut self) {
+        self.app.update();
+        let expected = self.oracle();
+        // 1. Exact sets.
+        let mut q = self.app.world_mut().query::<(Entity, &InterestSet, Has<ViewRange>)>();
+        for (e, set, observer) in q.iter(self.app.world()) {
+            let got: Vec<Entity> = set.iter().collect();
+            assert!(
+                got.windows(2).all(|w| w[0] < w[1]),
+                "InterestSet of {e} should be sorted without duplicates"
+            );
+            let want: Vec<Entity> = expected
+                .get(&e)
+                .map(|s| s.iter().copied().collect())
+                .unwrap_or_default();
+            if observer {
+                assert_eq!(
+                    got, want,
+                    "InterestSet of observer {e} should equal the brute-force set"
+                );
+            } else {
+                assert!(
+                    got.is_empty(),
+                    "{e} lost its ViewRange, so its InterestSet should be empty"
+                );
+            }
+            for t in &got {
+                assert!(
+                    self.app.world().get_entity(*t).is_ok(),
+                    "InterestSet of {e} should not name despawned {t}"
+                );
+            }
+        }
+        // 2. Messages are exactly the diff.
+        let world = self.app.world();
+        let enters: Vec<(Entity, Entity)> = self
+            .enters
+            .read(world.resource::<Messages<EnterView>>())
+            .map(|m| (m.observer, m.target))
+            .collect();
+        let leaves: Vec<(Entity, Entity)> = self
+            .leaves
+            .read(world.resource::<Messages<LeaveView>>())
+            .map(|m| (m.observer, m.target))
+            .collect();
+        let mut want_enters = Vec::new();
+        let mut want_leaves = Vec::new();
+        let empty = BTreeSet::new();
+        let observers: BTreeSet<Entity> = expected.keys().chain(self.prev.keys()).copied().collect();
+        for o in observers {
+            let now = expected.get(&o).unwrap_or(&empty);
+            let before = self.prev.get(&o).unwrap_or(&empty);
+            want_enters.extend(now.difference(before).map(|t| (o, *t)));
+            want_leaves.extend(before.difference(now).map(|t| (o, *t)));
+        }
+        let mut got_enters = enters.clone();
+        let mut got_leaves = leaves.clone();
+        got_enters.sort();
+        got_leaves.sort();
+        assert_eq!(
+            got_enters, want_enters,
+            "EnterView messages should be exactly the new pairs"
+        );
+        assert_eq!(
+            got_leaves, want_leaves,
+            "LeaveView messages should be exactly the lost pairs"
+        );
+        // 3. Alternation per pair, from the messages alone.
+        for &pair in &leaves {
+            assert!(
+                self.pairs.remove(&pair),
+                "LeaveView {pair:?} should follow an EnterView of the same pair"
+            );
+        }
+        for &pair in &enters {
+            assert!(
+                self.pairs.insert(pair),
+                "EnterView {pair:?} should not repeat without a LeaveView between"
+            );
+        }
+        let live_pairs: BTreeSet<(Entity, Entity)> = expected
+            .iter()
+            .flat_map(|(o, s)| s.iter().map(move |t| (*o, *t)))
+            .collect();
+        assert_eq!(
+            self.pairs, live_pairs,
+            "pairs opened by messages should be exactly the visible pairs"
+        );
+        self.total_enters += enters.len();
+        self.total_leaves += leaves.len();
+        self.log.push((enters, leaves));
+        self.prev = expected;
+    }
+
+    /// Number of visible pairs now.
+    pub fn visible_pairs(&self) -> usize {
+        self.pairs.len()
+    }
+}
+
+/// Random actions over a population, driven by a seed. `scale` is the world size.
+pub struct Scenario {
+    pub rng: Rng,
+    pub entities: Vec<Entity>,
+    pub scale: f32,
+    pub radius: f32,
+    /// Grid step where points are snapped to exercise cell borders (0: no snapping).
+    pub snap: f32,
+    pub plane: Plane,
+}
+
+impl Scenario {
+    pub fn new(seed: u64, scale: f32, radius: f32, snap: f32, plane: Plane) -> Self {
+        Self {
+            rng: Rng(seed),
+            entities: Vec::new(),
+            scale,
+            radius,
+            snap,
+            plane,
+        }
+    }
+
+    fn coord(&mut self) -> f32 {
+        let v = self.rng.range(-self.scale, self.scale);
+        if self.snap > 0.0 && self.rng.chance(0.3) {
+            (v / self.snap).round() * self.snap
+        } else {
+            v
+        }
+    }
+
+    pub fn point(&mut self) -> Position {
+        let (x, y, z) = (self.coord(), self.coord(), self.coord());
+        match self.plane {
+            Plane::XY => Position::new(x, y),
+            _ => Position::new_3d(x, y, z),
+        }
+    }
+
+    fn some(&mut self) -> Option<Entity> {
+        (!self.entities.is_empty()).then(|| self.entities[self.rng.below(self.entities.len())])
+    }
+
+    fn range(&mut self) -> ViewRange {
+        let r = match self.rng.below(10) {
+            0 => 0.0,
+            1 => self.radius * 4.0,
+            _ => self.rng.range(0.2, 1.5) * self.radius,
+        };
+        ViewRange::new(r)
+    }
+
+    pub fn spawn(&mut self, world: &mut World) -> Entity {
+        let p = self.point();
+        let e = if self.rng.chance(0.6) {
+            let r = self.range();
+            world.spawn((p, r)).id()
+        } else {
+            world.spawn(p).id()
+        };
+        self.entities.push(e);
+        e
+    }
+
+    /// A point exactly `r` away from `e` along the first axis (the view boundary).
+    fn boundary_of(&mut self, world: &World, e: Entity) -> Option<Position> {
+        let p = *world.get::<Position>(e)?;
+        let r = world.get::<ViewRange>(e)?.radius;
+        Some(Position::new_3d(p.x + r, p.y, p.z))
+    }
+
+    /// One tick of random changes.
+    pub fn step(&mut self, world: &mut World) {
+        let n = self.rng.below(12);
+        for _ in 0..n {
+            let action = self.rng.below(100);
+            let Some(e) = self.some() else {
+                self.spawn(world);
+                continue;
+            };
+            match action {
+                0..=34 => {
+                    // small move
+                    if let Some(mut p) = world.get_mut::<Position>(e) {
+                        let d = self.radius * 0.3;
+                        p.x += self.rng.range(-d, d);
+                        p.y += self.rng.range(-d, d);
+                        p.z += self.rng.range(-d, d);
+                    }
+                }
+                35..=44 => {
+                    let p = self.point();
+                    if let Some(mut pos) = world.get_mut::<Position>(e) {
+                        *pos = p;
+                    }
+                }
+                45..=52 => {
+                    self.spawn(world);
+                }
+                53..=58 => {
+                    world.despawn(e);
+                    self.entities.retain(|x| *x != e);
+                }
+                59..=66 => {
+                    let r = self.range();
+                    if let Some(mut v) = world.get_mut::<ViewRange>(e) {
+                        *v = r;
+                    }
+                }
+                67..=70 => {
+                    world.entity_mut(e).remove::<Position>();
+                }
+                71..=74 => {
+                    let p = self.point();
+                    world.entity_mut(e).insert(p);
+                }
+                75..=78 => {
+                    world.entity_mut(e).remove::<ViewRange>();
+                }
+                79..=82 => {
+                    let r = self.range();
+                    world.entity_mut(e).insert(r);
+                }
+                83..=86 => {
+                    // exactly on someone's view boundary
+                    if let Some(o) = self.some()
+                        && let Some(p) = self.boundary_of(world, o)
+                        && let Some(mut pos) = world.get_mut::<Position>(e)
+                    {
+                        *pos = p;
+                    }
+                }
+                87..=89 => {
+                    // bad input, fixed later by other actions
+                    let bad = [f32::NAN, f32::INFINITY, -1.0, 1.0e30][self.rng.below(4)];
+                    if self.rng.chance(0.5) {
+                        if let Some(mut p) = world.get_mut::<Position>(e) {
+                            p.x = if bad == -1.0 { f32::NEG_INFINITY } else { bad };
+                        }
+                    } else if let Some(mut v) = world.get_mut::<ViewRange>(e) {
+                        v.radius = bad;
+                    }
+                }
+                90..=93 => {
+                    // touch without changing
+                    if let Some(mut p) = world.get_mut::<Position>(e) {
+                        p.set_changed();
+                    }
+                }
+                _ => {
+                    // despawn and respawn in the same tick
+                    world.despawn(e);
+                    self.entities.retain(|x| *x != e);
+                    self.spawn(world);
+                }
+            }
+        }
+    }
+}

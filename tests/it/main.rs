@@ -1,0 +1,7 @@
+//! Integration tests: one binary, one module per concern.
+
+mod behaviour;
+mod determinism;
+mod harness;
+mod oracle;
+mod schedule;

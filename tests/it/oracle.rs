@@ -1,0 +1,96 @@
+//! Seeded random scenarios checked against brute force after every update.
+
+use bevy_aoi::prelude::*;
+
+use crate::harness::{Checked, Scenario};
+
+fn run(plugin: AoiPlugin, seed: u64, scale: f32, radius: f32, snap: f32, ticks: usize, population: usize) -> Checked {
+    let plane = plugin.plane;
+    let mut app = Checked::new(plugin);
+    let mut sc = Scenario::new(seed, scale, radius, snap, plane);
+    for _ in 0..population {
+        sc.spawn(app.world());
+    }
+    app.update();
+    for _ in 0..ticks {
+        sc.step(app.world());
+        app.update();
+    }
+    assert!(
+        app.total_enters > 0 && app.total_leaves > 0,
+        "the scenario should exercise both enters and leaves"
+    );
+    app
+}
+
+#[test]
+fn random_scenarios_match_brute_force_with_auto_cells() {
+    for seed in [1, 2, 3, 4] {
+        run(AoiPlugin::default(), seed, 200.0, 40.0, 40.0, 150, 120);
+    }
+}
+
+#[test]
+fn random_scenarios_match_brute_force_with_small_fixed_cells() {
+    // Views span many cells; snapped points land on cell borders.
+    for seed in [11, 12] {
+        let plugin = AoiPlugin {
+            cell_size: CellSize::Fixed(7.0),
+            ..Default::default()
+        };
+        run(plugin, seed, 150.0, 30.0, 7.0, 120, 100);
+    }
+}
+
+#[test]
+fn random_scenarios_match_brute_force_with_huge_cells() {
+    let plugin = AoiPlugin {
+        cell_size: CellSize::Fixed(10_000.0),
+        ..Default::default()
+    };
+    run(plugin, 21, 300.0, 50.0, 0.0, 100, 80);
+}
+
+#[test]
+fn random_scenarios_match_brute_force_in_xz_and_xyz() {
+    run(
+        AoiPlugin {
+            plane: Plane::XZ,
+            ..Default::default()
+        },
+        31,
+        200.0,
+        40.0,
+        20.0,
+        100,
+        100,
+    );
+    run(
+        AoiPlugin {
+            plane: Plane::XYZ,
+            ..Default::default()
+        },
+        32,
+        120.0,
+        50.0,
+        25.0,
+        100,
+        100,
+    );
+}
+
+#[test]
+fn random_scenarios_match_brute_force_with_bounds() {
+    let plugin = AoiPlugin {
+        bounds: Some(AoiBounds::new_2d((-100.0, -100.0), (100.0, 100.0))),
+        cell_size: CellSize::Fixed(20.0),
+        ..Default::default()
+    };
+    // Points reach 3x the bounds: some are clamped into border cells, some are bad input.
+    run(plugin, 41, 300.0, 40.0, 20.0, 120, 100);
+}
+
+#[test]
+fn random_scenarios_match_brute_force_when_crowded() {
+    run(AoiPlugin::default(), 51, 30.0, 25.0, 5.0, 80, 150);
+}
