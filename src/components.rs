@@ -76,28 +76,32 @@ impl ViewRange {
 /// What an observer sees now: every other target within its [`ViewRange`], kept exact by the
 /// plugin after each update of [`AoiSystems::ComputeInterest`](crate::AoiSystems::ComputeInterest).
 ///
-/// Read-only for users (its contents can only be changed by the plugin). Stored as a `Vec` sorted
-/// by [`Entity`], so iteration order is deterministic.
+/// Read-only for users (its contents can only be changed by the plugin). Stored as a contiguous
+/// `Vec` in a deterministic order (the order the index found the targets in: the same inputs give
+/// the same order, whatever the thread count), not sorted: keeping it sorted would cost a search
+/// and a shift per change, which at tens of thousands of changes per tick is as much as the whole
+/// interest computation.
 ///
-/// Costs: [`contains`](Self::contains) is a binary search, `O(log n)`; [`iter`](Self::iter),
-/// [`len`](Self::len) and [`is_empty`](Self::is_empty) are what they are on a slice.
+/// Costs: [`contains`](Self::contains) is a linear scan of the slice, `O(n)` at about a
+/// nanosecond per entry (for many lookups in one large set, collect it into a hash set first);
+/// [`iter`](Self::iter), [`len`](Self::len) and [`is_empty`](Self::is_empty) are `O(1)` to start.
 #[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
 pub struct InterestSet {
     targets: Vec<Entity>,
 }
 
 impl InterestSet {
-    /// Whether `target` is seen now. `O(log n)`.
+    /// Whether `target` is seen now. `O(n)`, a scan of contiguous memory.
     pub fn contains(&self, target: Entity) -> bool {
-        self.targets.binary_search(&target).is_ok()
+        self.targets.contains(&target)
     }
 
-    /// The seen targets, sorted by [`Entity`].
+    /// The seen targets, in the set's deterministic order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = Entity> + '_ {
         self.targets.iter().copied()
     }
 
-    /// The seen targets as a sorted slice.
+    /// The seen targets as a slice.
     pub fn as_slice(&self) -> &[Entity] {
         &self.targets
     }
@@ -112,26 +116,20 @@ impl InterestSet {
         self.targets.is_empty()
     }
 
-    /// Adds `target`; returns whether it was new.
-    pub(crate) fn insert(&mut self, target: Entity) -> bool {
-        match self.targets.binary_search(&target) {
-            Ok(_) => false,
-            Err(at) => {
-                self.targets.insert(at, target);
-                true
-            }
-        }
+    /// Replaces the contents, keeping the buffer.
+    pub(crate) fn replace(&mut self, targets: impl Iterator<Item = Entity>) {
+        self.targets.clear();
+        self.targets.extend(targets);
     }
 
-    /// Removes `target`; returns whether it was there.
-    pub(crate) fn remove(&mut self, target: Entity) -> bool {
-        match self.targets.binary_search(&target) {
-            Ok(at) => {
-                self.targets.remove(at);
-                true
-            }
-            Err(_) => false,
-        }
+    /// Adds `target` at the end (the index's list does the same, so both stay aligned).
+    pub(crate) fn push(&mut self, target: Entity) {
+        self.targets.push(target);
+    }
+
+    /// Removes the entry at `at` by moving the last one there, like the index's list.
+    pub(crate) fn swap_remove(&mut self, at: usize) {
+        self.targets.swap_remove(at);
     }
 }
 

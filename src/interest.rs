@@ -63,6 +63,19 @@ pub(crate) struct Work {
     tag: u32,
     /// Leaves of observers that stopped observing, in shortlist order.
     flushed: Vec<(u32, u32)>,
+    /// Observers that stopped observing (their lists were emptied).
+    pub flushed_observers: Vec<u32>,
+    /// Edits made to unchanged observers' lists, in order, to replay on their `InterestSet`s.
+    pub edits: Vec<(u32, Edit)>,
+}
+
+/// One edit of an unchanged observer's list.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Edit {
+    /// The target slot was pushed at the end.
+    Push(u32),
+    /// The entry at this index was swap-removed.
+    SwapRemove(u32),
 }
 
 /// How the work is split between tasks.
@@ -109,12 +122,19 @@ impl Work {
         }
     }
 
+    /// Changed observers whose lists were recomputed this tick, in order.
+    pub fn recomputed(&self) -> &[u32] {
+        &self.order
+    }
+
     /// Changed slots that are no longer observers leave everything they saw.
     fn flush_non_observers(&mut self, index: &mut AoiIndex) {
         self.flushed.clear();
+        self.flushed_observers.clear();
         for ch in &index.changes {
             let s = ch.slot as usize;
-            if !index.slots[s].is_observer() {
+            if !index.slots[s].is_observer() && !index.lists[s].is_empty() {
+                self.flushed_observers.push(ch.slot);
                 for t in index.lists[s].drain(..) {
                     self.flushed.push((ch.slot, t));
                 }
@@ -227,6 +247,7 @@ impl Work {
     /// Changed targets against unchanged observers. Results go to the scratch buffers after the
     /// observers' (`scratch[tasks..2 * tasks]`), then the lists are edited in order.
     fn scan_targets(&mut self, index: &mut AoiIndex, pool: Option<&TaskPool>, tasks: usize) {
+        self.edits.clear();
         let out = &mut self.scratch[tasks..2 * tasks];
         out.iter_mut().for_each(Scratch::clear);
         let clean_observers = index.observers - self.order.len();
@@ -254,6 +275,7 @@ impl Work {
         for s in &self.scratch[tasks..2 * tasks] {
             for &(o, t) in &s.enters {
                 index.lists[o as usize].push(t);
+                self.edits.push((o, Edit::Push(t)));
             }
             for &(o, t) in &s.leaves {
                 let list = &mut index.lists[o as usize];
@@ -262,6 +284,7 @@ impl Work {
                     .position(|&x| x == t)
                     .expect("a leaving target should be in the observer's list");
                 list.swap_remove(at);
+                self.edits.push((o, Edit::SwapRemove(at as u32)));
             }
         }
     }
@@ -294,16 +317,23 @@ fn recompute_group(
             if !mine.contains(cell.key) {
                 continue;
             }
+            // Branch-free filter: write every candidate, advance only on a hit.
+            let start = scratch.fresh.len();
+            scratch.fresh.resize(start + cell.members.len(), 0);
+            let out = &mut scratch.fresh[start..];
+            let mut k = 0;
             for m in &cell.members {
-                if dist2(me.p, m.p) <= me.r2 && m.slot != o {
-                    scratch.fresh.push(m.slot);
-                    let stamp = &mut scratch.stamps[m.slot as usize];
-                    if *stamp == e {
-                        *stamp = e | 1;
-                    } else {
-                        scratch.enters.push((o, m.slot));
-                    }
-                }
+                out[k] = m.slot;
+                k += usize::from((dist2(me.p, m.p) <= me.r2) & (m.slot != o));
+            }
+            scratch.fresh.truncate(start + k);
+        }
+        for &t in &scratch.fresh {
+            let stamp = &mut scratch.stamps[t as usize];
+            if *stamp == e {
+                *stamp = e | 1;
+            } else {
+                scratch.enters.push((o, t));
             }
         }
         for &t in list.iter() {

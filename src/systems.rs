@@ -6,7 +6,7 @@ use bevy_tasks::ComputeTaskPool;
 use crate::{
     components::{InterestSet, Position, ViewRange},
     index::{AoiIndex, PendingRemovals},
-    interest::{Split, Work},
+    interest::{Edit, Split, Work},
     messages::{EnterView, LeaveView, Outbox},
     settings::AoiSettings,
 };
@@ -56,40 +56,38 @@ pub(crate) fn compute_interest(
     let outbox = &mut *outbox;
     outbox.enters.clear();
     outbox.leaves.clear();
-    work.0.run(index, split, |enter, observer, target| {
+    let work = &mut work.0;
+    work.run(index, split, |enter, observer, target| {
         if enter {
             outbox.enters.push(EnterView { observer, target });
         } else {
             outbox.leaves.push(LeaveView { observer, target });
         }
     });
+    sync_sets(index, work, &mut sets);
     index.end_tick();
-    apply(
-        &mut sets,
-        outbox.enters.iter().map(|e| (e.observer, e.target)),
-        InterestSet::insert,
-    );
-    apply(
-        &mut sets,
-        outbox.leaves.iter().map(|e| (e.observer, e.target)),
-        InterestSet::remove,
-    );
 }
 
-fn apply(
-    sets: &mut Query<&mut InterestSet>,
-    pairs: impl Iterator<Item = (Entity, Entity)>,
-    op: fn(&mut InterestSet, Entity) -> bool,
-) {
-    let mut current: Option<(Entity, Mut<InterestSet>)> = None;
-    for (observer, target) in pairs {
-        if current.as_ref().is_none_or(|(e, _)| *e != observer) {
-            drop(current.take());
-            current = sets.get_mut(observer).ok().map(|set| (observer, set));
+/// Mirrors the index's lists into the `InterestSet` components (same order, so the sets of
+/// unchanged observers take the same push/swap-remove edits as the lists).
+fn sync_sets(index: &AoiIndex, work: &Work, sets: &mut Query<&mut InterestSet>) {
+    let entity = |s: u32| index.slots[s as usize].entity;
+    for &o in &work.flushed_observers {
+        if let Ok(mut set) = sets.get_mut(entity(o)) {
+            set.replace(core::iter::empty());
         }
-        if let Some((_, set)) = current.as_mut() {
-            let changed = op(set, target);
-            debug_assert!(changed, "InterestSet of {observer} should change for {target}");
+    }
+    for &o in work.recomputed() {
+        if let Ok(mut set) = sets.get_mut(entity(o)) {
+            set.replace(index.lists[o as usize].iter().map(|&t| entity(t)));
+        }
+    }
+    for &(o, edit) in &work.edits {
+        if let Ok(mut set) = sets.get_mut(entity(o)) {
+            match edit {
+                Edit::Push(t) => set.push(entity(t)),
+                Edit::SwapRemove(at) => set.swap_remove(at as usize),
+            }
         }
     }
 }

@@ -9,12 +9,16 @@ fn app() -> Checked {
     Checked::new(AoiPlugin::default())
 }
 
+/// The observer's set, sorted (the set itself keeps the index's order).
 fn set(app: &mut Checked, e: Entity) -> Vec<Entity> {
-    app.world()
+    let mut v: Vec<Entity> = app
+        .world()
         .get::<InterestSet>(e)
         .expect("observer should have an InterestSet")
         .iter()
-        .collect()
+        .collect();
+    v.sort();
+    v
 }
 
 #[test]

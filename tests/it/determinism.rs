@@ -1,16 +1,15 @@
 //! The message sequence does not depend on threads.
 
 use bevy_aoi::prelude::*;
+use bevy_ecs::entity::Entity;
 use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
 
 use crate::harness::{Checked, Scenario};
 
-fn record(
-    parallel: bool,
-) -> Vec<(
-    Vec<(bevy_ecs::entity::Entity, bevy_ecs::entity::Entity)>,
-    Vec<(bevy_ecs::entity::Entity, bevy_ecs::entity::Entity)>,
-)> {
+type Pairs = Vec<(Entity, Entity)>;
+
+/// The messages and the sets' iteration order of every update.
+fn record(parallel: bool) -> (Vec<(Pairs, Pairs)>, Vec<Vec<(Entity, Vec<Entity>)>>) {
     ComputeTaskPool::get_or_init(|| TaskPoolBuilder::new().num_threads(4).build());
     let mut app = Checked::new(AoiPlugin::default());
     app.world().insert_resource(AoiSettings {
@@ -31,7 +30,7 @@ fn record(
         }
         app.update();
     }
-    app.log
+    (app.log, app.sets_log)
 }
 
 #[test]
@@ -39,7 +38,7 @@ fn message_order_is_identical_with_and_without_threads() {
     let single = record(false);
     let multi = record(true);
     assert!(
-        single.iter().map(|(e, l)| e.len() + l.len()).sum::<usize>() > 1000,
+        single.0.iter().map(|(e, l)| e.len() + l.len()).sum::<usize>() > 1000,
         "the run should produce many messages"
     );
     assert_eq!(

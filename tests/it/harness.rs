@@ -44,6 +44,8 @@ pub struct Checked {
     pairs: BTreeSet<(Entity, Entity)>,
     /// Every message seen, in order, per update (for determinism checks).
     pub log: Vec<(Vec<(Entity, Entity)>, Vec<(Entity, Entity)>)>,
+    /// Every observer's set in iteration order, per update (for determinism checks).
+    pub sets_log: Vec<Vec<(Entity, Vec<Entity>)>>,
     pub total_enters: usize,
     pub total_leaves: usize,
 }
@@ -60,6 +62,7 @@ impl Checked {
             prev: BTreeMap::new(),
             pairs: BTreeSet::new(),
             log: Vec::new(),
+            sets_log: Vec::new(),
             total_enters: 0,
             total_leaves: 0,
         }
@@ -129,11 +132,19 @@ impl Checked {
         let expected = self.oracle();
         // 1. Exact sets.
         let mut q = self.app.world_mut().query::<(Entity, &InterestSet, Has<ViewRange>)>();
+        let mut order = Vec::new();
         for (e, set, observer) in q.iter(self.app.world()) {
-            let got: Vec<Entity> = set.iter().collect();
+            order.push((e, set.iter().collect()));
+            let mut got: Vec<Entity> = set.iter().collect();
+            got.sort();
             assert!(
                 got.windows(2).all(|w| w[0] < w[1]),
-                "InterestSet of {e} should be sorted without duplicates"
+                "InterestSet of {e} should hold no duplicates"
+            );
+            assert_eq!(set.len(), got.len(), "len should count the entries of {e}");
+            assert!(
+                got.iter().all(|t| set.contains(*t)),
+                "contains should agree with iter for {e}"
             );
             let want: Vec<Entity> = expected
                 .get(&e)
@@ -215,6 +226,7 @@ impl Checked {
         self.total_enters += enters.len();
         self.total_leaves += leaves.len();
         self.log.push((enters, leaves));
+        self.sets_log.push(order);
         self.prev = expected;
     }
 

@@ -1,0 +1,242 @@
+//! Side-by-side report: bevy_aoi against the baselines of BENCHMARKS.md on the standard
+//! workloads, in one process, printing per-tick medians and ratios as a Markdown table.
+//!
+//! `cargo bench --bench report` runs everything; `cargo bench --bench report -- uniform10000`
+//! runs the scenarios whose name contains the filter; `--quick` runs fewer ticks.
+
+mod baselines;
+mod workload;
+
+use std::{hash::Hasher, time::Instant};
+
+use bevy_aoi::prelude::*;
+use bevy_ecs::{message::MessageCursor, prelude::*};
+use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
+
+use baselines::{Lists, PlainGrid};
+use workload::{Kind, Walkers};
+
+const SEED: u64 = 0x00A0_1234;
+/// Ticks run before timing (the first update builds everything).
+const WARMUP: usize = 3;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Times `ticks` calls of `f` after `WARMUP`, returning the median in ms and the summed counts.
+fn time(ticks: usize, mut f: impl FnMut() -> (usize, usize)) -> (f64, (usize, usize)) {
+    for _ in 0..WARMUP {
+        f();
+    }
+    let mut times = Vec::with_capacity(ticks);
+    let mut total = (0, 0);
+    for _ in 0..ticks {
+        let t = Instant::now();
+        let (e, l) = f();
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        total.0 += e;
+        total.1 += l;
+    }
+    (median(times), total)
+}
+
+/// Times the AOI app's whole update; returns (median ms, counts, hash of the message stream).
+fn time_app(walkers: &Walkers, aoi: bool, parallel: bool, ticks: usize) -> (f64, (usize, usize), u64) {
+    let mut app = workload::app(walkers.clone(), aoi);
+    app.insert_resource(AoiSettings {
+        parallel,
+        ..Default::default()
+    });
+    let mut enters = MessageCursor::<EnterView>::default();
+    let mut leaves = MessageCursor::<LeaveView>::default();
+    let mut hasher = std::hash::DefaultHasher::new();
+    let mut times = Vec::with_capacity(ticks);
+    let mut total = (0, 0);
+    for tick in 0..WARMUP + ticks {
+        let t = Instant::now();
+        app.update();
+        let dt = t.elapsed().as_secs_f64() * 1e3;
+        if !aoi {
+            if tick >= WARMUP {
+                times.push(dt);
+            }
+            continue;
+        }
+        let world = app.world();
+        let (mut e, mut l) = (0, 0);
+        for m in enters.read(world.resource::<Messages<EnterView>>()) {
+            hasher.write_u64(m.observer.to_bits() ^ m.target.to_bits().rotate_left(32));
+            e += 1;
+        }
+        for m in leaves.read(world.resource::<Messages<LeaveView>>()) {
+            hasher.write_u64(!(m.observer.to_bits() ^ m.target.to_bits().rotate_left(32)));
+            l += 1;
+        }
+        if tick >= WARMUP {
+            times.push(dt);
+            total.0 += e;
+            total.1 += l;
+        }
+    }
+    (median(times), total, hasher.finish())
+}
+
+/// Runs a baseline on its own copy of the walkers.
+fn time_baseline(
+    walkers: &Walkers,
+    ticks: usize,
+    mut f: impl FnMut(&[[f32; 2]]) -> (usize, usize),
+) -> (f64, (usize, usize)) {
+    let mut w = walkers.clone();
+    let mut pos = Vec::new();
+    // The AOI app moves in `Update` before its AOI in `PostUpdate`, so every tick steps first.
+    let step = |w: &mut Walkers, pos: &mut Vec<[f32; 2]>| {
+        w.step();
+        pos.clear();
+        pos.extend((0..w.len()).map(|i| w.pos(i)));
+    };
+    // Time only the computation, not the movement.
+    for _ in 0..WARMUP {
+        step(&mut w, &mut pos);
+        f(&pos);
+    }
+    let mut times = Vec::with_capacity(ticks);
+    let mut total = (0, 0);
+    for _ in 0..ticks {
+        step(&mut w, &mut pos);
+        let t = Instant::now();
+        let (e, l) = f(&pos);
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        total.0 += e;
+        total.1 += l;
+    }
+    (median(times), total)
+}
+
+struct Row {
+    name: String,
+    movement: f64,
+    aoi1: f64,
+    aoi2: f64,
+    same_output: bool,
+    brute: Option<f64>,
+    kd: f64,
+    grid: f64,
+    floor: f64,
+    counts_agree: bool,
+}
+
+fn scenario(kind: Kind, n: usize, ticks: usize, with_brute: bool) -> Row {
+    let walkers = Walkers::new(kind, n, SEED);
+    let (movement, _, _) = time_app(&walkers, false, false, ticks);
+    let (aoi1, c1, h1) = time_app(&walkers, true, false, ticks);
+    let (aoi2, c2, h2) = time_app(&walkers, true, true, ticks);
+    let mut lists = Lists::default();
+    let (kd, ckd) = time_baseline(&walkers, ticks, |p| baselines::kdtree(p, &mut lists));
+    let mut grid = PlainGrid::default();
+    let mut lists = Lists::default();
+    let (gridt, cg) = time_baseline(&walkers, ticks, |p| grid.run(p, &mut lists));
+    let mut truth = Lists::default();
+    let mut filler = PlainGrid::default();
+    let mut sink = 0.0;
+    let (floor, cf) = {
+        let mut w = walkers.clone();
+        let mut pos = Vec::new();
+        for _ in 0..WARMUP {
+            w.step();
+            pos.clear();
+            pos.extend((0..w.len()).map(|i| w.pos(i)));
+            filler.fill(&pos, &mut truth);
+            baselines::floor(&pos, &mut truth);
+        }
+        // The true lists are filled untimed; only the walk and the diff are timed.
+        let mut times = Vec::new();
+        let mut total = (0, 0);
+        for _ in 0..ticks {
+            w.step();
+            pos.clear();
+            pos.extend((0..w.len()).map(|i| w.pos(i)));
+            filler.fill(&pos, &mut truth);
+            let t = Instant::now();
+            let (e, l, acc) = baselines::floor(&pos, &mut truth);
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+            sink += acc;
+            total.0 += e;
+            total.1 += l;
+        }
+        (median(times), total)
+    };
+    std::hint::black_box(sink);
+    let brute = with_brute.then(|| {
+        let mut lists = Lists::default();
+        time_baseline(&walkers, ticks, |p| baselines::brute(p, &mut lists))
+    });
+    let counts_agree = c1 == c2 && c1 == ckd && c1 == cg && c1 == cf && brute.is_none_or(|b| b.1 == c1);
+    if !counts_agree {
+        eprintln!(
+            "count mismatch {}: aoi {c1:?}/{c2:?} kd {ckd:?} grid {cg:?} floor {cf:?}",
+            kind.name()
+        );
+    }
+    Row {
+        name: format!("{} {n}", kind.name()),
+        movement,
+        aoi1: aoi1 - movement,
+        aoi2: aoi2 - movement,
+        same_output: h1 == h2 && c1 == c2,
+        brute: brute.map(|b| b.0),
+        kd,
+        grid: gridt,
+        floor,
+        counts_agree,
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let filter: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
+    ComputeTaskPool::get_or_init(|| TaskPoolBuilder::new().num_threads(2).build());
+    let ticks = if quick { 5 } else { 15 };
+    let plan = [
+        (Kind::Uniform, 1_000, true),
+        (Kind::Uniform, 10_000, true),
+        (Kind::Uniform, 50_000, true),
+        (Kind::Crowded, 2_000, true),
+        (Kind::SparseHuge, 50_000, false),
+        (Kind::Moving(5), 50_000, false),
+        (Kind::Static, 50_000, false),
+    ];
+    println!(
+        "| scenario | movement only | bevy_aoi own (1 thread) | bevy_aoi own (2 threads) | kd-tree rebuild | plain grid | brute force | answer floor | aoi/floor | kd/aoi | grid/aoi | brute/aoi | 1t/2t | same output 1t/2t | counts agree |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for (kind, n, brute) in plan {
+        let name = format!("{}{n}", kind.name());
+        if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
+            continue;
+        }
+        let r = scenario(kind, n, ticks, brute);
+        let ms = |v: f64| format!("{v:.3} ms");
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {:.1} | {:.1} | {} | {:.2} | {} | {} |",
+            r.name,
+            ms(r.movement),
+            ms(r.aoi1),
+            ms(r.aoi2),
+            ms(r.kd),
+            ms(r.grid),
+            r.brute.map_or("-".into(), ms),
+            ms(r.floor),
+            r.aoi1 / r.floor,
+            r.kd / r.aoi1,
+            r.grid / r.aoi1,
+            r.brute.map_or("-".into(), |b| format!("{:.0}", b / r.aoi1)),
+            r.aoi1 / r.aoi2,
+            r.same_output,
+            r.counts_agree,
+        );
+    }
+}

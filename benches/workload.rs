@@ -1,0 +1,186 @@
+//! The standard workload of BENCHMARKS.md, shared by the benches and `examples/scenario.rs`.
+
+#![allow(dead_code, reason = "each includer uses a different part")]
+
+use bevy_aoi::prelude::*;
+use bevy_app::prelude::*;
+use bevy_ecs::prelude::*;
+
+/// View radius of every entity.
+pub const R: f32 = 100.0;
+
+/// SplitMix64.
+#[derive(Clone)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    pub fn u01(&mut self) -> f64 {
+        (self.next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
+
+/// The scenarios.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    Uniform,
+    Crowded,
+    SparseHuge,
+    /// Percent of entities that move.
+    Moving(u32),
+    Static,
+}
+
+impl Kind {
+    pub fn parse(s: &str) -> Option<Kind> {
+        Some(match s {
+            "uniform" => Kind::Uniform,
+            "crowded" => Kind::Crowded,
+            "sparse_huge" => Kind::SparseHuge,
+            "static" => Kind::Static,
+            _ => Kind::Moving(s.strip_prefix("moving")?.parse().ok()?),
+        })
+    }
+
+    pub fn name(self) -> String {
+        match self {
+            Kind::Uniform => "uniform".into(),
+            Kind::Crowded => "crowded".into(),
+            Kind::SparseHuge => "sparse_huge".into(),
+            Kind::Static => "static".into(),
+            Kind::Moving(p) => format!("moving{p}"),
+        }
+    }
+}
+
+/// Positions and headings of `n` walkers.
+#[derive(Clone)]
+pub struct Walkers {
+    pub kind: Kind,
+    rng: Rng,
+    side: f64,
+    pub x: Vec<f64>,
+    pub y: Vec<f64>,
+    h: Vec<f64>,
+}
+
+impl Walkers {
+    pub fn new(kind: Kind, n: usize, seed: u64) -> Self {
+        let side = match kind {
+            Kind::Crowded => 2.0 * (n as f64).sqrt(),
+            Kind::SparseHuge => 1_000_000.0,
+            _ => 20.0 * (n as f64).sqrt(),
+        };
+        let mut rng = Rng(seed);
+        let (mut x, mut y, mut h) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        for _ in 0..n {
+            x.push(rng.u01() * side);
+            y.push(rng.u01() * side);
+            h.push(rng.u01() * core::f64::consts::TAU);
+        }
+        Self {
+            kind,
+            rng,
+            side,
+            x,
+            y,
+            h,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.x.len()
+    }
+
+    pub fn moves(&self, i: usize) -> bool {
+        match self.kind {
+            Kind::Static => false,
+            Kind::Moving(p) => (i % 100) < p as usize,
+            _ => true,
+        }
+    }
+
+    pub fn pos(&self, i: usize) -> [f32; 2] {
+        [self.x[i] as f32, self.y[i] as f32]
+    }
+
+    /// One tick of movement.
+    pub fn step(&mut self) {
+        let l = self.side;
+        for i in 0..self.len() {
+            if !self.moves(i) {
+                continue;
+            }
+            if self.rng.u01() < 0.02 {
+                self.h[i] = self.rng.u01() * core::f64::consts::TAU;
+            }
+            let (mut x, mut y, mut h) = (self.x[i], self.y[i], self.h[i]);
+            x += 5.0 * h.cos();
+            y += 5.0 * h.sin();
+            if x < 0.0 {
+                x = -x;
+                h = core::f64::consts::PI - h;
+            } else if x > l {
+                x = 2.0 * l - x;
+                h = core::f64::consts::PI - h;
+            }
+            if y < 0.0 {
+                y = -y;
+                h = -h;
+            } else if y > l {
+                y = 2.0 * l - y;
+                h = -h;
+            }
+            (self.x[i], self.y[i], self.h[i]) = (x, y, h);
+        }
+    }
+}
+
+/// Which walker an entity is.
+#[derive(Component)]
+pub struct Walker(pub u32);
+
+/// The walkers as a resource, stepped by [`move_walkers`].
+#[derive(Resource)]
+pub struct World2(pub Walkers);
+
+/// Steps the walkers and writes the positions of those that move.
+pub fn move_walkers(mut w: ResMut<World2>, mut q: Query<(&Walker, &mut Position)>) {
+    w.0.step();
+    for (walker, mut pos) in &mut q {
+        let i = walker.0 as usize;
+        if w.0.moves(i) {
+            let [x, y] = w.0.pos(i);
+            *pos = Position::new(x, y);
+        }
+    }
+}
+
+/// A headless app with the walkers, with or without the AOI.
+pub fn app(walkers: Walkers, aoi: bool) -> App {
+    let mut app = App::new();
+    if aoi {
+        app.add_plugins(AoiPlugin::default());
+    }
+    for i in 0..walkers.len() {
+        let [x, y] = walkers.pos(i);
+        app.world_mut()
+            .spawn((Walker(i as u32), Position::new(x, y), ViewRange::new(R)));
+    }
+    app.insert_resource(World2(walkers)).add_systems(Update, move_walkers);
+    app
+}
+
+/// Exact visibility, as the crate computes it.
+#[inline]
+pub fn sees(a: [f32; 2], b: [f32; 2]) -> bool {
+    let (dx, dy) = (a[0] - b[0], a[1] - b[1]);
+    dx * dx + dy * dy + 0.0 <= R * R
+}
