@@ -1,4 +1,4 @@
-//! Side-by-side report: bevy_aoi against the baselines of BENCHMARKS.md on the standard
+//! Side-by-side report: `bevy_aoi` against the baselines of BENCHMARKS.md on the standard
 //! workloads, in one process, printing per-tick medians and ratios as a Markdown table.
 //!
 //! `cargo bench --bench report` runs everything; `cargo bench --bench report -- uniform10000`
@@ -23,23 +23,6 @@ const WARMUP: usize = 3;
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
-}
-
-/// Times `ticks` calls of `f` after `WARMUP`, returning the median in ms and the summed counts.
-fn time(ticks: usize, mut f: impl FnMut() -> (usize, usize)) -> (f64, (usize, usize)) {
-    for _ in 0..WARMUP {
-        f();
-    }
-    let mut times = Vec::with_capacity(ticks);
-    let mut total = (0, 0);
-    for _ in 0..ticks {
-        let t = Instant::now();
-        let (e, l) = f();
-        times.push(t.elapsed().as_secs_f64() * 1e3);
-        total.0 += e;
-        total.1 += l;
-    }
-    (median(times), total)
 }
 
 /// Times the AOI app's whole update; returns (median ms, counts, hash of the message stream).

@@ -9,7 +9,7 @@ use bevy_ecs::prelude::*;
 /// View radius of every entity.
 pub const R: f32 = 100.0;
 
-/// SplitMix64.
+/// `SplitMix64`.
 #[derive(Clone)]
 pub struct Rng(pub u64);
 

@@ -104,6 +104,7 @@ impl Grid {
     }
 
     /// Number of occupied cells.
+    #[cfg(test)]
     pub fn occupied(&self) -> usize {
         self.map.len()
     }

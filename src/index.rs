@@ -81,6 +81,8 @@ pub(crate) struct AoiIndex {
     side_chosen: bool,
     pub grid: Grid,
     pub slots: Vec<Slot>,
+    /// `slots[s].entity`, packed, for the hot slot-to-entity lookups.
+    pub entities: Vec<Entity>,
     free_slots: Vec<u32>,
     by_entity: EntityHashMap<u32>,
     /// Per slot: the slots it sees now, in no particular order.
@@ -106,6 +108,7 @@ impl AoiIndex {
             side_chosen: chosen,
             grid: Grid::new(side, plane.dims(), bounds),
             slots: Vec::new(),
+            entities: Vec::new(),
             free_slots: Vec::new(),
             by_entity: EntityHashMap::default(),
             lists: Vec::new(),
@@ -113,11 +116,6 @@ impl AoiIndex {
             radii: BTreeMap::new(),
             observers: 0,
         }
-    }
-
-    /// Number of tracked entities (indexed or kept out as bad input).
-    pub fn tracked(&self) -> usize {
-        self.by_entity.len()
     }
 
     /// The largest view radius among indexed observers (0 if none).
@@ -143,10 +141,12 @@ impl AoiIndex {
         let s = match self.free_slots.pop() {
             Some(s) => {
                 self.slots[s as usize] = slot;
+                self.entities[s as usize] = entity;
                 s
             }
             None => {
                 self.slots.push(slot);
+                self.entities.push(entity);
                 self.lists.push(Vec::new());
                 (self.slots.len() - 1) as u32
             }

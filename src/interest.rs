@@ -107,7 +107,7 @@ impl Work {
         self.recompute_observers(index, parallel, tasks);
         self.scan_targets(index, parallel, tasks);
 
-        let entity = |s: u32| index.slots[s as usize].entity;
+        let entity = |s: u32| index.entities[s as usize];
         for &(o, t) in &self.flushed {
             emit(false, entity(o), entity(t));
         }

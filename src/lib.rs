@@ -1,4 +1,4 @@
-//! # bevy_aoi
+//! # `bevy_aoi`
 //!
 //! Exact area-of-interest (AOI) management for Bevy game servers and simulations: every observer
 //! keeps the set of entities within its view radius, and the plugin says exactly when an entity
@@ -92,3 +92,8 @@ pub mod prelude {
         ViewRange,
     };
 }
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

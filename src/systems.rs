@@ -11,6 +11,11 @@ use crate::{
     settings::AoiSettings,
 };
 
+/// What the index reads of an entity.
+type Tracked = (Entity, &'static Position, Option<&'static ViewRange>);
+/// Entities whose position or range was written since the last AOI update.
+type Moved = Or<(Changed<Position>, Changed<ViewRange>)>;
+
 /// The interest computation's reusable buffers.
 #[derive(Resource, Default)]
 pub(crate) struct AoiWork(pub Work);
@@ -20,7 +25,7 @@ pub(crate) struct AoiWork(pub Work);
 pub(crate) fn update_index(
     mut index: ResMut<AoiIndex>,
     mut pending: ResMut<PendingRemovals>,
-    changed: Query<(Entity, &Position, Option<&ViewRange>), Or<(Changed<Position>, Changed<ViewRange>)>>,
+    changed: Query<Tracked, Moved>,
     current: Query<(&Position, Option<&ViewRange>)>,
 ) {
     for entity in pending.0.drain(..) {
@@ -71,7 +76,7 @@ pub(crate) fn compute_interest(
 /// Mirrors the index's lists into the `InterestSet` components (same order, so the sets of
 /// unchanged observers take the same push/swap-remove edits as the lists).
 fn sync_sets(index: &AoiIndex, work: &Work, sets: &mut Query<&mut InterestSet>) {
-    let entity = |s: u32| index.slots[s as usize].entity;
+    let entity = |s: u32| index.entities[s as usize];
     for &o in &work.flushed_observers {
         if let Ok(mut set) = sets.get_mut(entity(o)) {
             set.replace(core::iter::empty());

@@ -1,15 +1,12 @@
 //! The message sequence does not depend on threads.
 
 use bevy_aoi::prelude::*;
-use bevy_ecs::entity::Entity;
 use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
 
-use crate::harness::{Checked, Scenario};
-
-type Pairs = Vec<(Entity, Entity)>;
+use crate::harness::{Checked, Pairs, Scenario, SetsInOrder};
 
 /// The messages and the sets' iteration order of every update.
-fn record(parallel: bool) -> (Vec<(Pairs, Pairs)>, Vec<Vec<(Entity, Vec<Entity>)>>) {
+fn record(parallel: bool) -> (Vec<(Pairs, Pairs)>, Vec<SetsInOrder>) {
     ComputeTaskPool::get_or_init(|| TaskPoolBuilder::new().num_threads(4).build());
     let mut app = Checked::new(AoiPlugin::default());
     app.world().insert_resource(AoiSettings {

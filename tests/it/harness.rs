@@ -7,7 +7,7 @@ use bevy_aoi::prelude::*;
 use bevy_app::prelude::*;
 use bevy_ecs::{message::MessageCursor, prelude::*};
 
-/// SplitMix64, as in BENCHMARKS.md.
+/// `SplitMix64`, as in BENCHMARKS.md.
 pub struct Rng(pub u64);
 
 impl Rng {
@@ -32,6 +32,11 @@ impl Rng {
     }
 }
 
+/// `(observer, target)` pairs in message order.
+pub type Pairs = Vec<(Entity, Entity)>;
+/// Every observer with its set, in iteration order.
+pub type SetsInOrder = Vec<(Entity, Vec<Entity>)>;
+
 /// An app under test plus the oracle's memory of the previous update.
 pub struct Checked {
     pub app: App,
@@ -43,9 +48,9 @@ pub struct Checked {
     /// Pair state rebuilt from the messages alone.
     pairs: BTreeSet<(Entity, Entity)>,
     /// Every message seen, in order, per update (for determinism checks).
-    pub log: Vec<(Vec<(Entity, Entity)>, Vec<(Entity, Entity)>)>,
+    pub log: Vec<(Pairs, Pairs)>,
     /// Every observer's set in iteration order, per update (for determinism checks).
-    pub sets_log: Vec<Vec<(Entity, Vec<Entity>)>>,
+    pub sets_log: Vec<SetsInOrder>,
     pub total_enters: usize,
     pub total_leaves: usize,
 }
@@ -84,9 +89,9 @@ impl Checked {
             return None;
         }
         if let Some(b) = self.plugin.bounds {
-            for i in 0..dims {
+            for (i, c) in p.iter().enumerate().take(dims) {
                 let size = b.max[i] - b.min[i];
-                if p[i] < b.min[i] - size || p[i] > b.max[i] + size {
+                if *c < b.min[i] - size || *c > b.max[i] + size {
                     return None;
                 }
             }
