@@ -33,6 +33,9 @@ pub(crate) struct Cell {
     pub tag: u32,
     /// Scratch counter that goes with `tag`.
     pub count: u32,
+    /// The occupied cells adjacent to this one (up to 8 in 2D, 26 in 3D), kept as cells come
+    /// and go, so windows of one cell around it need no hash lookups.
+    pub near: Vec<u32>,
 }
 
 /// Cell ranges on each axis, inclusive.
@@ -139,7 +142,10 @@ impl Grid {
         let mut lo = [0.0; 3];
         let mut hi = [0.0; 3];
         for i in 0..self.dims {
-            let m = (p[i].abs() + r) * 1.0e-5 + f32::MIN_POSITIVE;
+            // The distance test can accept a point up to ~3 ulps of `r` beyond `r` on one axis,
+            // and the two subtractions below round by up to an ulp of `|p| + r` each: 1e-6 of
+            // `|p| + r` is more than three times what is needed.
+            let m = (p[i].abs() + r) * 1.0e-6 + f32::MIN_POSITIVE;
             lo[i] = p[i] - r - m;
             hi[i] = p[i] + r + m;
         }
@@ -198,6 +204,7 @@ impl Grid {
                 };
                 self.cells[c as usize].key = key;
                 self.map.insert(key, c);
+                self.link_neighbours(c, key);
                 c
             }
         };
@@ -221,9 +228,69 @@ impl Grid {
         if cell.members.is_empty() {
             let key = cell.key;
             self.map.remove(&key);
+            self.unlink_neighbours(c);
             self.free.push(c);
         }
         moved
+    }
+
+    /// The keys of the cells adjacent to `key` (skipping those past the `i32` range).
+    fn neighbour_keys(&self, key: CellKey) -> impl Iterator<Item = CellKey> + use<> {
+        let dz = if self.dims == 3 { -1..=1 } else { 0..=0 };
+        dz.flat_map(|z| (-1..=1).flat_map(move |y| (-1..=1).map(move |x| [x, y, z])))
+            .filter(|d| *d != [0, 0, 0])
+            .filter_map(move |d| {
+                Some([
+                    key[0].checked_add(d[0])?,
+                    key[1].checked_add(d[1])?,
+                    key[2].checked_add(d[2])?,
+                ])
+            })
+    }
+
+    fn link_neighbours(&mut self, c: u32, key: CellKey) {
+        for k in self.neighbour_keys(key) {
+            if let Some(&n) = self.map.get(&k) {
+                self.cells[n as usize].near.push(c);
+                self.cells[c as usize].near.push(n);
+            }
+        }
+    }
+
+    fn unlink_neighbours(&mut self, c: u32) {
+        let mut near = core::mem::take(&mut self.cells[c as usize].near);
+        for &n in &near {
+            let theirs = &mut self.cells[n as usize].near;
+            let at = theirs
+                .iter()
+                .position(|&x| x == c)
+                .expect("neighbour links should be mutual");
+            theirs.swap_remove(at);
+        }
+        near.clear();
+        self.cells[c as usize].near = near;
+    }
+
+    /// Like [`Self::cells_in`], for a window around the occupied cell `c`: when the window
+    /// reaches no farther than the adjacent cells, it is answered from `c`'s neighbour list
+    /// without hashing.
+    pub fn cells_around(&self, c: u32, w: &Window, out: &mut Vec<u32>) {
+        let cell = &self.cells[c as usize];
+        let k = cell.key;
+        let adjacent =
+            (0..3).all(|i| i64::from(w.lo[i]) >= i64::from(k[i]) - 1 && i64::from(w.hi[i]) <= i64::from(k[i]) + 1);
+        if !adjacent {
+            self.cells_in(w, out);
+            return;
+        }
+        if w.contains(k) {
+            out.push(c);
+        }
+        for &n in &cell.near {
+            if w.contains(self.cells[n as usize].key) {
+                out.push(n);
+            }
+        }
     }
 
     /// The member at `(c, idx)`.
@@ -302,6 +369,65 @@ mod tests {
         assert_eq!(
             grid.cells[c1 as usize].clean_observers, 1,
             "observer count should follow members"
+        );
+    }
+
+    #[test]
+    fn window_covers_accepted_points_far_from_the_origin() {
+        // At 1e6 the f32 spacing is 0.0625: walk points around the view boundary ulp by ulp.
+        let grid = Grid::new(106.25, 2, None);
+        for &(px, py) in &[(1.0e6_f32, -3.0e5_f32), (-7.5e5, 999_999.9), (0.3, 2.0e6)] {
+            let p = [px, py, 0.0];
+            let r = 100.0;
+            let w = grid.window(p, r);
+            for dir in [-1.0f32, 1.0] {
+                let mut x = px + dir * (r - 1.0);
+                for _ in 0..200 {
+                    let t = [x, py, 0.0];
+                    if dist2(p, t) <= r * r {
+                        assert!(
+                            w.contains(grid.key(t)),
+                            "{t:?} is in range of {p:?} so its cell should be in {w:?}"
+                        );
+                    }
+                    x = if dir > 0.0 { x.next_up() } else { x.next_down() };
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn neighbour_lists_follow_cells_and_answer_adjacent_windows() {
+        let mut grid = Grid::new(10.0, 2, None);
+        let m = |slot| Member {
+            slot,
+            r2: -1.0,
+            p: [0.0; 3],
+        };
+        let (a, ia) = grid.insert([0, 0, 0], m(0));
+        let (b, _) = grid.insert([1, 1, 0], m(1));
+        let (c, _) = grid.insert([2, 0, 0], m(2));
+        assert_eq!(
+            grid.cells[a as usize].near,
+            vec![b],
+            "diagonal neighbours should be linked"
+        );
+        assert_eq!(grid.cells[b as usize].near, vec![a, c], "b touches both");
+        let mut out = Vec::new();
+        grid.cells_around(b, &grid.window([15.0, 15.0, 0.0], 9.0), &mut out);
+        assert_eq!(
+            out,
+            vec![b, a, c],
+            "an adjacent window should list b and its occupied neighbours"
+        );
+        grid.remove(a, ia);
+        assert_eq!(grid.cells[b as usize].near, vec![c], "a freed cell should be unlinked");
+        out.clear();
+        grid.cells_around(b, &grid.window([15.0, 15.0, 0.0], 30.0), &mut out);
+        assert_eq!(
+            out,
+            vec![b, c],
+            "a wider window should fall back to walking the occupied cells"
         );
     }
 

@@ -11,6 +11,9 @@ use crate::{
     grid::{Grid, Member, NO_CELL},
 };
 
+/// How much larger than the largest view radius the automatic cell side is.
+const AUTO_SIDE_OVER_RADIUS: f32 = 1.0625;
+
 /// Entities whose `Position` or `ViewRange` was removed (or that were despawned) since the last
 /// AOI update, filled by component hooks.
 #[derive(Resource, Default)]
@@ -277,7 +280,9 @@ impl AoiIndex {
             return None;
         }
         self.side_chosen = true;
-        Some(max.clamp(MIN_CELL_SIZE, MAX_CELL_SIZE))
+        // A little over the largest radius, so a view from anywhere in a cell, with the window's
+        // rounding margin, stays within the adjacent cells.
+        Some((max * AUTO_SIDE_OVER_RADIUS).clamp(MIN_CELL_SIZE, MAX_CELL_SIZE))
     }
 
     /// Re-buckets every indexed slot into a grid with a new side.

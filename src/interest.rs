@@ -303,7 +303,7 @@ fn recompute_group(
     let window = grid.cell_window(grid.cells[cell as usize].key, reach);
     scratch.cells.clear();
     let mut cells = core::mem::take(&mut scratch.cells);
-    grid.cells_in(&window, &mut cells);
+    grid.cells_around(cell, &window, &mut cells);
     for (&o, list) in observers.iter().zip(lists.iter_mut()) {
         let me = &slots[o as usize];
         let mine = grid.window(me.p, me.radius);
@@ -354,7 +354,8 @@ fn scan_target(grid: &Grid, slots: &[Slot], ch: &Change, reach: f32, scratch: &m
     let before = ch.old_in.then(|| grid.window(ch.old_p, reach));
     scratch.cells.clear();
     match (now, before) {
-        (Some(a), Some(b)) if a.overlaps(&b) => grid.cells_in(&a.union(&b), &mut scratch.cells),
+        (Some(a), Some(b)) if a.overlaps(&b) => grid.cells_around(me.cell, &a.union(&b), &mut scratch.cells),
+        (Some(a), None) => grid.cells_around(me.cell, &a, &mut scratch.cells),
         (a, b) => {
             for w in a.iter().chain(b.iter()) {
                 grid.cells_in(w, &mut scratch.cells);
