@@ -116,6 +116,16 @@ impl InterestSet {
         self.targets.is_empty()
     }
 
+    /// Moves the buffer out (the interest computation fills it and puts it back).
+    pub(crate) fn take(&mut self) -> Vec<Entity> {
+        core::mem::take(&mut self.targets)
+    }
+
+    /// Puts a buffer filled by the interest computation back.
+    pub(crate) fn put(&mut self, targets: Vec<Entity>) {
+        self.targets = targets;
+    }
+
     /// Replaces the contents, keeping the buffer.
     pub(crate) fn replace(&mut self, targets: impl Iterator<Item = Entity>) {
         self.targets.clear();

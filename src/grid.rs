@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use ahash::RandomState;
+use bevy_ecs::entity::Entity;
 
 use crate::config::AoiBounds;
 
@@ -20,6 +21,8 @@ pub(crate) struct Member {
     pub slot: u32,
     pub r2: f32,
     pub p: [f32; 3],
+    /// The entity, so a scan can write `InterestSet`s without looking slots up.
+    pub entity: Entity,
 }
 
 /// A tower: the members in one cell.
@@ -353,6 +356,7 @@ mod tests {
             slot,
             r2: 1.0,
             p: [0.0; 3],
+            entity: Entity::PLACEHOLDER,
         };
         let (c0, i0) = grid.insert([0, 0, 0], m(0));
         let (c1, _) = grid.insert([1_000_000, 5, 0], m(1));
@@ -403,6 +407,7 @@ mod tests {
             slot,
             r2: -1.0,
             p: [0.0; 3],
+            entity: Entity::PLACEHOLDER,
         };
         let (a, ia) = grid.insert([0, 0, 0], m(0));
         let (b, _) = grid.insert([1, 1, 0], m(1));

@@ -260,7 +260,13 @@ impl AoiIndex {
     fn link(&mut self, s: u32, key: crate::grid::CellKey) {
         let slot = &self.slots[s as usize];
         let r2 = if slot.dirty { -1.0 } else { slot.r2 };
-        let (cell, idx) = self.grid.insert(key, Member { slot: s, r2, p: slot.p });
+        let member = Member {
+            slot: s,
+            r2,
+            p: slot.p,
+            entity: slot.entity,
+        };
+        let (cell, idx) = self.grid.insert(key, member);
         let slot = &mut self.slots[s as usize];
         slot.cell = cell;
         slot.idx = idx;

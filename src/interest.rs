@@ -11,11 +11,12 @@
 //!   list is searched. Changed observers are skipped there: their members carry `r2 = -1` during
 //!   the tick.
 
-use bevy_ecs::entity::Entity;
+use bevy_ecs::{entity::Entity, system::Query};
 use bevy_tasks::TaskPool;
 use smallvec::SmallVec;
 
 use crate::{
+    components::InterestSet,
     grid::{Grid, NO_CELL, dist2},
     index::{AoiIndex, Change, Slot},
 };
@@ -27,6 +28,7 @@ pub(crate) struct Scratch {
     epoch: u32,
     cells: Vec<u32>,
     fresh: Vec<u32>,
+    fresh_entities: Vec<Entity>,
     pub enters: Vec<(u32, u32)>,
     pub leaves: Vec<(u32, u32)>,
 }
@@ -59,7 +61,10 @@ pub(crate) struct Work {
     /// `order`.
     groups: Vec<(u32, u32)>,
     order: Vec<u32>,
+    /// The lists of the changed observers (in `order`), moved out so tasks can own them.
     taken: Vec<Vec<u32>>,
+    /// Their `InterestSet` buffers, moved out likewise.
+    taken_sets: Vec<Vec<Entity>>,
     tag: u32,
     /// Leaves of observers that stopped observing, in shortlist order.
     flushed: Vec<(u32, u32)>,
@@ -91,7 +96,16 @@ impl Work {
     /// `emit(is_enter, observer, target)` in the deterministic order: observers that
     /// stopped observing, changed observers by cell group, then unchanged observers by changed
     /// target in shortlist order.
-    pub fn run(&mut self, index: &mut AoiIndex, split: Split, mut emit: impl FnMut(bool, Entity, Entity)) {
+    ///
+    /// The `InterestSet` of every changed observer is rewritten in the same pass, from buffers
+    /// moved out of the components and back, so no list is copied.
+    pub fn run(
+        &mut self,
+        index: &mut AoiIndex,
+        split: Split,
+        sets: &mut Query<&mut InterestSet>,
+        mut emit: impl FnMut(bool, Entity, Entity),
+    ) {
         if index.changes.is_empty() {
             return;
         }
@@ -104,7 +118,17 @@ impl Work {
         }
         self.flush_non_observers(index);
         self.group_observers(index);
+        self.taken_sets.clear();
+        for &o in &self.order {
+            let set = sets.get_mut(index.entities[o as usize]).ok().map(|mut set| set.take());
+            self.taken_sets.push(set.unwrap_or_default());
+        }
         self.recompute_observers(index, parallel, tasks);
+        for (&o, targets) in self.order.iter().zip(self.taken_sets.drain(..)) {
+            if let Ok(mut set) = sets.get_mut(index.entities[o as usize]) {
+                set.put(targets);
+            }
+        }
         self.scan_targets(index, parallel, tasks);
 
         let entity = |s: u32| index.entities[s as usize];
@@ -120,11 +144,6 @@ impl Work {
                 emit(false, entity(o), entity(t));
             }
         }
-    }
-
-    /// Changed observers whose lists were recomputed this tick, in order.
-    pub fn recomputed(&self) -> &[u32] {
-        &self.order
     }
 
     /// Changed slots that are no longer observers leave everything they saw.
@@ -205,28 +224,35 @@ impl Work {
         let groups = &self.groups[..];
         let order = &self.order[..];
         let mut taken = &mut self.taken[..];
+        let mut taken_sets = &mut self.taken_sets[..];
         let mut jobs: SmallVec<[_; 16]> = SmallVec::new();
         for (k, scratch) in self.scratch[..tasks].iter_mut().enumerate() {
             let (g0, g1) = (bounds[k], bounds[k + 1]);
             let o0 = groups.get(g0).map_or(total, |g| g.1 as usize);
             let o1 = groups.get(g1).map_or(total, |g| g.1 as usize);
-            let (mine, rest) = core::mem::take(&mut taken).split_at_mut(o1 - o0);
+            let (lists, rest) = core::mem::take(&mut taken).split_at_mut(o1 - o0);
             taken = rest;
-            jobs.push((g0..g1, o0, mine, scratch));
+            let (sets, rest) = core::mem::take(&mut taken_sets).split_at_mut(o1 - o0);
+            taken_sets = rest;
+            jobs.push((g0..g1, o0, lists, sets, scratch));
         }
-        let run = |(range, o0, mine, scratch): (core::ops::Range<usize>, usize, &mut [Vec<u32>], &mut Scratch)| {
+        type Job<'a> = (
+            core::ops::Range<usize>,
+            usize,
+            &'a mut [Vec<u32>],
+            &'a mut [Vec<Entity>],
+            &'a mut Scratch,
+        );
+        let run = |(range, o0, lists, sets, scratch): Job| {
             scratch.clear();
             for g in range {
                 let end = groups.get(g + 1).map_or(total, |n| n.1 as usize);
                 let start = groups[g].1 as usize;
-                recompute_group(
-                    grid,
-                    slots,
-                    groups[g].0,
-                    &order[start..end],
-                    &mut mine[start - o0..end - o0],
-                    scratch,
-                );
+                let out = Out {
+                    lists: &mut lists[start - o0..end - o0],
+                    sets: &mut sets[start - o0..end - o0],
+                };
+                recompute_group(grid, slots, groups[g].0, &order[start..end], out, scratch);
             }
         };
         match pool {
@@ -290,21 +316,20 @@ impl Work {
     }
 }
 
+/// Where one group's results go: the observers' lists and `InterestSet` buffers.
+struct Out<'a> {
+    lists: &'a mut [Vec<u32>],
+    sets: &'a mut [Vec<Entity>],
+}
+
 /// Recomputes the lists of the changed observers of one cell.
-fn recompute_group(
-    grid: &Grid,
-    slots: &[Slot],
-    cell: u32,
-    observers: &[u32],
-    lists: &mut [Vec<u32>],
-    scratch: &mut Scratch,
-) {
+fn recompute_group(grid: &Grid, slots: &[Slot], cell: u32, observers: &[u32], out: Out, scratch: &mut Scratch) {
     let reach = observers.iter().map(|&o| slots[o as usize].radius).fold(0.0, f32::max);
     let window = grid.cell_window(grid.cells[cell as usize].key, reach);
     scratch.cells.clear();
     let mut cells = core::mem::take(&mut scratch.cells);
     grid.cells_around(cell, &window, &mut cells);
-    for (&o, list) in observers.iter().zip(lists.iter_mut()) {
+    for ((&o, list), set) in observers.iter().zip(out.lists.iter_mut()).zip(out.sets.iter_mut()) {
         let me = &slots[o as usize];
         let mine = grid.window(me.p, me.radius);
         let e = scratch.next_epoch(slots.len());
@@ -312,6 +337,7 @@ fn recompute_group(
             scratch.stamps[t as usize] = e;
         }
         scratch.fresh.clear();
+        scratch.fresh_entities.clear();
         for &c in &cells {
             let cell = &grid.cells[c as usize];
             if !mine.contains(cell.key) {
@@ -319,14 +345,19 @@ fn recompute_group(
             }
             // Branch-free filter: write every candidate, advance only on a hit.
             let start = scratch.fresh.len();
-            scratch.fresh.resize(start + cell.members.len(), 0);
-            let out = &mut scratch.fresh[start..];
+            let end = start + cell.members.len();
+            scratch.fresh.resize(end, 0);
+            scratch.fresh_entities.resize(end, Entity::PLACEHOLDER);
+            let slots_out = &mut scratch.fresh[start..end];
+            let entities_out = &mut scratch.fresh_entities[start..end];
             let mut k = 0;
             for m in &cell.members {
-                out[k] = m.slot;
+                slots_out[k] = m.slot;
+                entities_out[k] = m.entity;
                 k += usize::from((dist2(me.p, m.p) <= me.r2) & (m.slot != o));
             }
             scratch.fresh.truncate(start + k);
+            scratch.fresh_entities.truncate(start + k);
         }
         for &t in &scratch.fresh {
             let stamp = &mut scratch.stamps[t as usize];
@@ -343,6 +374,8 @@ fn recompute_group(
         }
         list.clear();
         list.extend_from_slice(&scratch.fresh);
+        set.clear();
+        set.extend_from_slice(&scratch.fresh_entities);
     }
     scratch.cells = cells;
 }

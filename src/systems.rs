@@ -62,7 +62,7 @@ pub(crate) fn compute_interest(
     outbox.enters.clear();
     outbox.leaves.clear();
     let work = &mut work.0;
-    work.run(index, split, |enter, observer, target| {
+    work.run(index, split, &mut sets, |enter, observer, target| {
         if enter {
             outbox.enters.push(EnterView { observer, target });
         } else {
@@ -73,18 +73,15 @@ pub(crate) fn compute_interest(
     index.end_tick();
 }
 
-/// Mirrors the index's lists into the `InterestSet` components (same order, so the sets of
-/// unchanged observers take the same push/swap-remove edits as the lists).
+/// Mirrors the index's lists into the `InterestSet` components of the observers that stopped
+/// observing and of the unchanged ones (the changed ones were written during the computation).
+/// Same order as the lists, so the unchanged observers' sets take the same push/swap-remove
+/// edits.
 fn sync_sets(index: &AoiIndex, work: &Work, sets: &mut Query<&mut InterestSet>) {
     let entity = |s: u32| index.entities[s as usize];
     for &o in &work.flushed_observers {
         if let Ok(mut set) = sets.get_mut(entity(o)) {
             set.replace(core::iter::empty());
-        }
-    }
-    for &o in work.recomputed() {
-        if let Ok(mut set) = sets.get_mut(entity(o)) {
-            set.replace(index.lists[o as usize].iter().map(|&t| entity(t)));
         }
     }
     for &(o, edit) in &work.edits {
