@@ -43,6 +43,22 @@ pub(crate) struct Slot {
 }
 
 impl Slot {
+    /// A slot for `entity`, not yet indexed.
+    fn free(entity: Entity) -> Self {
+        Self {
+            entity,
+            p: [0.0; 3],
+            r2: -1.0,
+            radius: 0.0,
+            cell: NO_CELL,
+            idx: 0,
+            in_grid: false,
+            live: true,
+            dirty: false,
+            warned: false,
+        }
+    }
+
     #[inline]
     pub fn is_observer(&self) -> bool {
         self.in_grid && self.r2 >= 0.0
@@ -96,6 +112,8 @@ pub(crate) struct AoiIndex {
     radii: BTreeMap<u32, u32>,
     /// Number of indexed observers.
     pub observers: usize,
+    /// Cell changes since slots were last numbered in space order (see [`Self::renumber`]).
+    relinks: usize,
 }
 
 impl AoiIndex {
@@ -118,6 +136,7 @@ impl AoiIndex {
             changes: Vec::new(),
             radii: BTreeMap::new(),
             observers: 0,
+            relinks: 0,
         }
     }
 
@@ -129,18 +148,7 @@ impl AoiIndex {
     }
 
     fn alloc_slot(&mut self, entity: Entity) -> u32 {
-        let slot = Slot {
-            entity,
-            p: [0.0; 3],
-            r2: -1.0,
-            radius: 0.0,
-            cell: NO_CELL,
-            idx: 0,
-            in_grid: false,
-            live: true,
-            dirty: false,
-            warned: false,
-        };
+        let slot = Slot::free(entity);
         let s = match self.free_slots.pop() {
             Some(s) => {
                 self.slots[s as usize] = slot;
@@ -270,6 +278,7 @@ impl AoiIndex {
         let slot = &mut self.slots[s as usize];
         slot.cell = cell;
         slot.idx = idx;
+        self.relinks += 1;
     }
 
     /// The side the automatic cell size wants now, if it differs from the current one.
@@ -327,7 +336,71 @@ impl AoiIndex {
             }
         }
         self.changes.clear();
+        // Once a quarter of the entities changed cell, neighbours no longer have nearby slot
+        // numbers; renumbering costs about one tick of list copying and keeps every per-slot
+        // access of the scans (stamps, lists) within a few cache lines per observer.
+        if self.relinks > 64 && self.relinks > self.by_entity.len() / 4 {
+            self.renumber();
+        }
     }
+
+    /// Renumbers the slots so that entities of neighbouring cells have neighbouring numbers:
+    /// indexed slots in row-major cell order, then tracked slots outside the grid, then free
+    /// slots. Only runs between ticks (the shortlist is empty).
+    fn renumber(&mut self) {
+        debug_assert!(self.changes.is_empty(), "slots should only be renumbered between ticks");
+        self.relinks = 0;
+        let n = self.slots.len();
+        let mut cells: Vec<u32> = (0..self.grid.cells.len() as u32)
+            .filter(|&c| !self.grid.cells[c as usize].members.is_empty())
+            .collect();
+        cells.sort_unstable_by_key(|&c| {
+            let k = self.grid.cells[c as usize].key;
+            (k[2], k[1], k[0])
+        });
+        const UNSET: u32 = u32::MAX;
+        let mut new_of_old = vec![UNSET; n];
+        let mut next = 0u32;
+        for &c in &cells {
+            for m in &self.grid.cells[c as usize].members {
+                new_of_old[m.slot as usize] = next;
+                next += 1;
+            }
+        }
+        for (s, slot) in self.slots.iter().enumerate() {
+            if new_of_old[s] == UNSET && slot.live {
+                new_of_old[s] = next;
+                next += 1;
+            }
+        }
+        self.free_slots.clear();
+        for target in new_of_old.iter_mut().filter(|t| **t == UNSET) {
+            *target = next;
+            self.free_slots.push(next);
+            next += 1;
+        }
+        self.free_slots.reverse();
+        let remap = |s: &mut u32| *s = new_of_old[*s as usize];
+        for cell in &mut self.grid.cells {
+            cell.members.iter_mut().for_each(|m| remap(&mut m.slot));
+        }
+        for list in &mut self.lists {
+            list.iter_mut().for_each(remap);
+        }
+        self.by_entity.values_mut().for_each(remap);
+        permute(&mut self.slots, &new_of_old, || Slot::free(Entity::PLACEHOLDER));
+        permute(&mut self.entities, &new_of_old, || Entity::PLACEHOLDER);
+        permute(&mut self.lists, &new_of_old, Vec::new);
+    }
+}
+
+/// Moves `v[i]` to `v[new_of_old[i]]` (a permutation: every `fill` is overwritten).
+fn permute<T>(v: &mut Vec<T>, new_of_old: &[u32], fill: impl Fn() -> T) {
+    let mut out: Vec<T> = (0..v.len()).map(|_| fill()).collect();
+    for (i, item) in v.drain(..).enumerate() {
+        out[new_of_old[i] as usize] = item;
+    }
+    *v = out;
 }
 
 fn remove_radius(radii: &mut BTreeMap<u32, u32>, r: f32) {

@@ -336,30 +336,29 @@ fn recompute_group(grid: &Grid, slots: &[Slot], cell: u32, observers: &[u32], ou
         for &t in list.iter() {
             scratch.stamps[t as usize] = e;
         }
-        scratch.fresh.clear();
-        scratch.fresh_entities.clear();
+        // Branch-free filter into buffers that only ever grow: every candidate is written, the
+        // cursor advances only on a hit, so nothing is filled or truncated per cell.
+        let mut k = 0;
         for &c in &cells {
             let cell = &grid.cells[c as usize];
             if !mine.contains(cell.key) {
                 continue;
             }
-            // Branch-free filter: write every candidate, advance only on a hit.
-            let start = scratch.fresh.len();
-            let end = start + cell.members.len();
-            scratch.fresh.resize(end, 0);
-            scratch.fresh_entities.resize(end, Entity::PLACEHOLDER);
-            let slots_out = &mut scratch.fresh[start..end];
-            let entities_out = &mut scratch.fresh_entities[start..end];
-            let mut k = 0;
+            let need = k + cell.members.len();
+            if scratch.fresh.len() < need {
+                scratch.fresh.resize(need, 0);
+                scratch.fresh_entities.resize(need, Entity::PLACEHOLDER);
+            }
+            let slots_out = &mut scratch.fresh[..need];
+            let entities_out = &mut scratch.fresh_entities[..need];
             for m in &cell.members {
                 slots_out[k] = m.slot;
                 entities_out[k] = m.entity;
                 k += usize::from((dist2(me.p, m.p) <= me.r2) & (m.slot != o));
             }
-            scratch.fresh.truncate(start + k);
-            scratch.fresh_entities.truncate(start + k);
         }
-        for &t in &scratch.fresh {
+        let (fresh, fresh_entities) = (&scratch.fresh[..k], &scratch.fresh_entities[..k]);
+        for &t in fresh {
             let stamp = &mut scratch.stamps[t as usize];
             if *stamp == e {
                 *stamp = e | 1;
@@ -373,9 +372,9 @@ fn recompute_group(grid: &Grid, slots: &[Slot], cell: u32, observers: &[u32], ou
             }
         }
         list.clear();
-        list.extend_from_slice(&scratch.fresh);
+        list.extend_from_slice(fresh);
         set.clear();
-        set.extend_from_slice(&scratch.fresh_entities);
+        set.extend_from_slice(fresh_entities);
     }
     scratch.cells = cells;
 }
