@@ -110,7 +110,6 @@ impl Grid {
     }
 
     /// Number of occupied cells.
-    #[cfg(test)]
     pub fn occupied(&self) -> usize {
         self.map.len()
     }

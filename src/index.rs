@@ -336,10 +336,13 @@ impl AoiIndex {
             }
         }
         self.changes.clear();
-        // Once a quarter of the entities changed cell, neighbours no longer have nearby slot
+        // Once the entities changed cell about once each, neighbours no longer have nearby slot
         // numbers; renumbering costs about one tick of list copying and keeps every per-slot
-        // access of the scans (stamps, lists) within a few cache lines per observer.
-        if self.relinks > 64 && self.relinks > self.by_entity.len() / 4 {
+        // access of the scans (stamps, lists) within a few cache lines per observer. It only
+        // pays where cells are shared (dense maps); with one entity per cell there is nothing
+        // to gather.
+        let tracked = self.by_entity.len();
+        if self.relinks > 64 && self.relinks > tracked && tracked >= 4 * self.grid.occupied() {
             self.renumber();
         }
     }
