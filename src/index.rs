@@ -114,6 +114,7 @@ pub(crate) struct AoiIndex {
     pub observers: usize,
     /// Cell changes since slots were last numbered in space order (see [`Self::renumber`]).
     relinks: usize,
+    renumbered: usize,
 }
 
 impl AoiIndex {
@@ -137,6 +138,7 @@ impl AoiIndex {
             radii: BTreeMap::new(),
             observers: 0,
             relinks: 0,
+            renumbered: 0,
         }
     }
 
@@ -394,6 +396,38 @@ impl AoiIndex {
         permute(&mut self.slots, &new_of_old, || Slot::free(Entity::PLACEHOLDER));
         permute(&mut self.entities, &new_of_old, || Entity::PLACEHOLDER);
         permute(&mut self.lists, &new_of_old, Vec::new);
+        self.renumbered += 1;
+        #[cfg(debug_assertions)]
+        self.check_links();
+    }
+
+    /// Debug check: the entity map, the slots and the grid members agree.
+    #[cfg(debug_assertions)]
+    fn check_links(&self) {
+        for (&e, &s) in &self.by_entity {
+            let slot = &self.slots[s as usize];
+            assert_eq!(slot.entity, e, "slot {s} should belong to {e}");
+            assert_eq!(
+                self.entities[s as usize], e,
+                "the packed entity of slot {s} should be {e}"
+            );
+            if slot.cell != NO_CELL {
+                let m = &self.grid.cells[slot.cell as usize].members[slot.idx as usize];
+                assert_eq!((m.slot, m.entity), (s, e), "slot {s}'s member should point back at it");
+            }
+        }
+        for &f in &self.free_slots {
+            assert!(!self.slots[f as usize].live, "free slot {f} should not be live");
+        }
+    }
+
+    /// Fills the counters the index knows.
+    pub fn stats(&self, stats: &mut crate::settings::AoiStats) {
+        stats.entities = self.by_entity.len();
+        stats.observers = self.observers;
+        stats.cells = self.grid.occupied();
+        stats.cell_side = self.grid.side();
+        stats.renumbers = self.renumbered;
     }
 }
 

@@ -14,7 +14,7 @@
 //! - [`EnterView`] / [`LeaveView`]: the changes of this update, as messages (and optionally as
 //!   entity events).
 //! - [`AoiSystems`]: the public, chained system set to order against.
-//! - [`AoiSettings`]: runtime tunables.
+//! - [`AoiSettings`]: runtime tunables; [`AoiStats`]: what the last update did.
 //!
 //! ## Quick start
 //! ```
@@ -83,13 +83,13 @@ pub use components::{InterestSet, Position, ViewRange};
 pub use config::{AoiBounds, CellSize, Plane};
 pub use messages::{EnterView, LeaveView};
 pub use plugin::{AoiPlugin, AoiSystems};
-pub use settings::AoiSettings;
+pub use settings::{AoiSettings, AoiStats};
 
 /// Everything a game needs: `use bevy_aoi::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        AoiBounds, AoiPlugin, AoiSettings, AoiSystems, CellSize, EnterView, InterestSet, LeaveView, Plane, Position,
-        ViewRange,
+        AoiBounds, AoiPlugin, AoiSettings, AoiStats, AoiSystems, CellSize, EnterView, InterestSet, LeaveView, Plane,
+        Position, ViewRange,
     };
 }
 

@@ -11,7 +11,7 @@ use crate::{
     config::{AoiBounds, CellSize, Plane, validate},
     index::{AoiIndex, PendingRemovals},
     messages::{EnterView, LeaveView, Outbox, write_messages},
-    settings::AoiSettings,
+    settings::{AoiSettings, AoiStats},
     systems::{AoiWork, compute_interest, update_index},
 };
 
@@ -92,6 +92,7 @@ impl Plugin for AoiPlugin {
         app.add_message::<EnterView>()
             .add_message::<LeaveView>()
             .init_resource::<AoiSettings>()
+            .init_resource::<AoiStats>()
             .init_resource::<PendingRemovals>()
             .init_resource::<AoiWork>()
             .insert_resource(Outbox {

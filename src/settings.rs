@@ -1,4 +1,4 @@
-//! Runtime tunables.
+//! Runtime tunables and diagnostics.
 
 use bevy_ecs::prelude::*;
 
@@ -30,4 +30,39 @@ impl Default for AoiSettings {
             min_parallel_changes: 256,
         }
     }
+}
+
+/// What the last AOI update did, for diagnostics and tuning. Read-only; refreshed by every update
+/// that had changes (an update without changes leaves it as it was, except `changed`).
+///
+/// ```
+/// use bevy_app::prelude::*;
+/// use bevy_aoi::prelude::*;
+/// let mut app = App::new();
+/// app.add_plugins(AoiPlugin::default());
+/// app.world_mut().spawn((Position::new(0.0, 0.0), ViewRange::new(10.0)));
+/// app.world_mut().spawn(Position::new(1.0, 0.0));
+/// app.update();
+/// let stats = app.world().resource::<AoiStats>();
+/// assert_eq!((stats.entities, stats.observers, stats.enters), (2, 1, 1));
+/// ```
+#[derive(Resource, Clone, Debug, Default, PartialEq)]
+pub struct AoiStats {
+    /// Entities with a `Position` the index tracks (including those kept out as bad input).
+    pub entities: usize,
+    /// Indexed observers.
+    pub observers: usize,
+    /// Occupied grid cells.
+    pub cells: usize,
+    /// Current cell side, in world units.
+    pub cell_side: f32,
+    /// Entities on the last update's shortlist (moved, re-ranged, added or removed).
+    pub changed: usize,
+    /// `EnterView` messages of the last update.
+    pub enters: usize,
+    /// `LeaveView` messages of the last update.
+    pub leaves: usize,
+    /// How many times the index renumbered its slots in space order (a locality optimisation
+    /// that runs after entities have changed cell about once each, on dense maps).
+    pub renumbers: usize,
 }

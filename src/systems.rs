@@ -8,7 +8,7 @@ use crate::{
     index::{AoiIndex, PendingRemovals},
     interest::{Edit, Split, Work},
     messages::{EnterView, LeaveView, Outbox},
-    settings::AoiSettings,
+    settings::{AoiSettings, AoiStats},
 };
 
 /// What the index reads of an entity.
@@ -43,9 +43,11 @@ pub(crate) fn compute_interest(
     mut work: ResMut<AoiWork>,
     mut outbox: ResMut<Outbox>,
     settings: Res<AoiSettings>,
+    mut stats: ResMut<AoiStats>,
     mut sets: Query<&mut InterestSet>,
 ) {
     let index = &mut *index;
+    stats.changed = index.changes.len();
     if index.changes.is_empty() {
         return;
     }
@@ -71,6 +73,9 @@ pub(crate) fn compute_interest(
     });
     sync_sets(index, work, &mut sets);
     index.end_tick();
+    index.stats(&mut stats);
+    stats.enters = outbox.enters.len();
+    stats.leaves = outbox.leaves.len();
 }
 
 /// Mirrors the index's lists into the `InterestSet` components of the observers that stopped

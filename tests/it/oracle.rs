@@ -94,3 +94,35 @@ fn random_scenarios_match_brute_force_with_bounds() {
 fn random_scenarios_match_brute_force_when_crowded() {
     run(AoiPlugin::default(), 51, 30.0, 25.0, 5.0, 80, 150);
 }
+
+#[test]
+fn dense_world_where_everyone_crosses_cells_matches_brute_force() {
+    // Dense enough (several entities per cell) and moving enough that the index renumbers its
+    // slots in space order, more than once, while every update is checked.
+    let plugin = AoiPlugin {
+        cell_size: CellSize::Fixed(8.0),
+        ..Default::default()
+    };
+    let mut app = Checked::new(plugin);
+    let mut sc = Scenario::new(61, 20.0, 12.0, 0.0, Plane::XY);
+    for _ in 0..300 {
+        sc.spawn(app.world());
+    }
+    app.update();
+    for tick in 0..40 {
+        sc.step(app.world());
+        let mut q = app.world().query::<&mut Position>();
+        for (i, mut p) in q.iter_mut(app.world()).enumerate() {
+            // Back and forth over half a cell: about every other step crosses a border.
+            let d = if (i + tick) % 2 == 0 { 4.0 } else { -4.0 };
+            p.x += d;
+            p.y -= d * 0.5;
+        }
+        app.update();
+    }
+    let renumbers = app.world().resource::<AoiStats>().renumbers;
+    assert!(
+        renumbers >= 2,
+        "the index should have renumbered its slots (did {renumbers} times)"
+    );
+}
