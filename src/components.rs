@@ -154,7 +154,7 @@ impl<'a> IntoIterator for &'a InterestSet {
 
 /// Records the entity so the next AOI update re-examines it (removal and despawn both land here).
 /// The plugin may not be added (a bare `World`), so the resource is optional.
-fn on_remove_tracked(mut world: DeferredWorld, ctx: HookContext) {
+pub(crate) fn on_remove_tracked(mut world: DeferredWorld, ctx: HookContext) {
     if let Some(mut pending) = world.get_resource_mut::<PendingRemovals>() {
         pending.0.push(ctx.entity);
     }

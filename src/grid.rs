@@ -8,8 +8,9 @@ use bevy_ecs::entity::Entity;
 
 use crate::config::AoiBounds;
 
-/// Integer coordinates of a cell. The third one is always 0 in 2D planes.
-pub(crate) type CellKey = [i32; 3];
+/// Integer coordinates of a cell, then its map instance (as `i32` bits). The third coordinate is
+/// always 0 in 2D planes. Instances never share a cell, so each has its own index.
+pub(crate) type CellKey = [i32; 4];
 
 /// Marks "no cell" in slot locations.
 pub(crate) const NO_CELL: u32 = u32::MAX;
@@ -21,6 +22,13 @@ pub(crate) struct Member {
     pub slot: u32,
     pub r2: f32,
     pub p: [f32; 3],
+    /// The layers it is in.
+    pub layers: u32,
+    /// The layers it sees (as an observer).
+    pub sees: u32,
+    /// Whether distance scans may find it (visibility `Normal`; `Always` entities are found
+    /// through their instance's list, `Hidden` ones not at all).
+    pub scannable: bool,
     /// The entity, so a scan can write `InterestSet`s without looking slots up.
     pub entity: Entity,
 }
@@ -51,7 +59,16 @@ pub(crate) struct Window {
 impl Window {
     #[inline]
     pub fn contains(&self, k: CellKey) -> bool {
-        (0..3).all(|i| k[i] >= self.lo[i] && k[i] <= self.hi[i])
+        (0..4).all(|i| k[i] >= self.lo[i] && k[i] <= self.hi[i])
+    }
+
+    /// Every cell of one instance.
+    pub fn whole(instance: u32) -> Window {
+        let i = instance as i32;
+        Window {
+            lo: [i32::MIN, i32::MIN, i32::MIN, i],
+            hi: [i32::MAX, i32::MAX, i32::MAX, i],
+        }
     }
 
     /// Number of cells covered, saturating.
@@ -72,7 +89,7 @@ impl Window {
 
     /// Whether the two windows share a cell.
     pub fn overlaps(&self, other: &Window) -> bool {
-        (0..3).all(|i| self.lo[i] <= other.hi[i] && other.lo[i] <= self.hi[i])
+        (0..4).all(|i| self.lo[i] <= other.hi[i] && other.lo[i] <= self.hi[i])
     }
 }
 
@@ -99,8 +116,8 @@ impl Grid {
             free: Vec::new(),
         };
         grid.clamp = bounds.map(|b| Window {
-            lo: grid.raw_key(b.min),
-            hi: grid.raw_key(b.max),
+            lo: grid.raw_key(b.min, 0),
+            hi: grid.raw_key(b.max, 0),
         });
         grid
     }
@@ -115,32 +132,34 @@ impl Grid {
     }
 
     #[inline]
-    fn raw_key(&self, p: [f32; 3]) -> CellKey {
+    fn raw_key(&self, p: [f32; 3], instance: u32) -> CellKey {
         // `as` saturates, and the map from coordinate to key is monotone, which is all the window
         // logic relies on.
         core::array::from_fn(|i| {
             if i < self.dims {
                 (p[i] * self.inv).floor() as i32
+            } else if i == 3 {
+                instance as i32
             } else {
                 0
             }
         })
     }
 
-    /// The cell of a projected point, clamped into the bounds if there are any.
+    /// The cell of a projected point in an instance, clamped into the bounds if there are any.
     #[inline]
-    pub fn key(&self, p: [f32; 3]) -> CellKey {
-        let k = self.raw_key(p);
+    pub fn key(&self, p: [f32; 3], instance: u32) -> CellKey {
+        let k = self.raw_key(p, instance);
         match &self.clamp {
             None => k,
-            Some(c) => core::array::from_fn(|i| k[i].clamp(c.lo[i], c.hi[i])),
+            Some(c) => core::array::from_fn(|i| if i < 3 { k[i].clamp(c.lo[i], c.hi[i]) } else { k[i] }),
         }
     }
 
     /// Every cell that can hold a point within `r` of `p`. The margin covers the rounding of the
     /// `f32` distance test, so a target the test accepts is always inside the window.
     #[inline]
-    pub fn window(&self, p: [f32; 3], r: f32) -> Window {
+    pub fn window(&self, p: [f32; 3], r: f32, instance: u32) -> Window {
         let mut lo = [0.0; 3];
         let mut hi = [0.0; 3];
         for i in 0..self.dims {
@@ -152,8 +171,8 @@ impl Grid {
             hi[i] = p[i] + r + m;
         }
         Window {
-            lo: self.key(lo),
-            hi: self.key(hi),
+            lo: self.key(lo, instance),
+            hi: self.key(hi, instance),
         }
     }
 
@@ -166,7 +185,8 @@ impl Grid {
             lo[i] = key[i] as f32 * self.side;
             hi[i] = (key[i] as f32 + 1.0) * self.side;
         }
-        self.window(lo, r).union(&self.window(hi, r))
+        let instance = key[3] as u32;
+        self.window(lo, r, instance).union(&self.window(hi, r, instance))
     }
 
     /// Pushes the ids of the occupied cells in `w` into `out`, in a deterministic order. When the
@@ -177,7 +197,7 @@ impl Grid {
             for z in w.lo[2]..=w.hi[2] {
                 for y in w.lo[1]..=w.hi[1] {
                     for x in w.lo[0]..=w.hi[0] {
-                        if let Some(&c) = self.map.get(&[x, y, z]) {
+                        if let Some(&c) = self.map.get(&[x, y, z, w.lo[3]]) {
                             out.push(c);
                         }
                     }
@@ -246,6 +266,7 @@ impl Grid {
                     key[0].checked_add(d[0])?,
                     key[1].checked_add(d[1])?,
                     key[2].checked_add(d[2])?,
+                    key[3],
                 ])
             })
     }
@@ -279,8 +300,9 @@ impl Grid {
     pub fn cells_around(&self, c: u32, w: &Window, out: &mut Vec<u32>) {
         let cell = &self.cells[c as usize];
         let k = cell.key;
-        let adjacent =
-            (0..3).all(|i| i64::from(w.lo[i]) >= i64::from(k[i]) - 1 && i64::from(w.hi[i]) <= i64::from(k[i]) + 1);
+        let adjacent = w.lo[3] == k[3]
+            && w.hi[3] == k[3]
+            && (0..3).all(|i| i64::from(w.lo[i]) >= i64::from(k[i]) - 1 && i64::from(w.hi[i]) <= i64::from(k[i]) + 1);
         if !adjacent {
             self.cells_in(w, out);
             return;
@@ -334,13 +356,13 @@ mod tests {
         let grid = Grid::new(10.0, 2, None);
         let p = [0.1, -19.95, 0.0];
         let r = 10.0;
-        let w = grid.window(p, r);
+        let w = grid.window(p, r, 0);
         for i in -400..=400 {
             for j in -400..=400 {
                 let t = [p[0] + i as f32 * 0.05, p[1] + j as f32 * 0.05, 0.0];
                 if dist2(p, t) <= r * r {
                     assert!(
-                        w.contains(grid.key(t)),
+                        w.contains(grid.key(t, 0)),
                         "{t:?} is in range so its cell should be in {w:?}"
                     );
                 }
@@ -355,13 +377,16 @@ mod tests {
             slot,
             r2: 1.0,
             p: [0.0; 3],
+            layers: u32::MAX,
+            sees: u32::MAX,
+            scannable: true,
             entity: Entity::PLACEHOLDER,
         };
-        let (c0, i0) = grid.insert([0, 0, 0], m(0));
-        let (c1, _) = grid.insert([1_000_000, 5, 0], m(1));
+        let (c0, i0) = grid.insert([0, 0, 0, 0], m(0));
+        let (c1, _) = grid.insert([1_000_000, 5, 0, 0], m(1));
         assert_eq!(grid.occupied(), 2, "two members in two cells should make two cells");
         let mut out = Vec::new();
-        grid.cells_in(&grid.window([0.0; 3], 1.0e7), &mut out);
+        grid.cells_in(&grid.window([0.0; 3], 1.0e7, 0), &mut out);
         assert_eq!(
             out,
             vec![c0, c1],
@@ -382,14 +407,14 @@ mod tests {
         for &(px, py) in &[(1.0e6_f32, -3.0e5_f32), (-7.5e5, 999_999.9), (0.3, 2.0e6)] {
             let p = [px, py, 0.0];
             let r = 100.0;
-            let w = grid.window(p, r);
+            let w = grid.window(p, r, 0);
             for dir in [-1.0f32, 1.0] {
                 let mut x = px + dir * (r - 1.0);
                 for _ in 0..200 {
                     let t = [x, py, 0.0];
                     if dist2(p, t) <= r * r {
                         assert!(
-                            w.contains(grid.key(t)),
+                            w.contains(grid.key(t, 0)),
                             "{t:?} is in range of {p:?} so its cell should be in {w:?}"
                         );
                     }
@@ -406,11 +431,14 @@ mod tests {
             slot,
             r2: -1.0,
             p: [0.0; 3],
+            layers: u32::MAX,
+            sees: u32::MAX,
+            scannable: true,
             entity: Entity::PLACEHOLDER,
         };
-        let (a, ia) = grid.insert([0, 0, 0], m(0));
-        let (b, _) = grid.insert([1, 1, 0], m(1));
-        let (c, _) = grid.insert([2, 0, 0], m(2));
+        let (a, ia) = grid.insert([0, 0, 0, 0], m(0));
+        let (b, _) = grid.insert([1, 1, 0, 0], m(1));
+        let (c, _) = grid.insert([2, 0, 0, 0], m(2));
         assert_eq!(
             grid.cells[a as usize].near,
             vec![b],
@@ -418,7 +446,7 @@ mod tests {
         );
         assert_eq!(grid.cells[b as usize].near, vec![a, c], "b touches both");
         let mut out = Vec::new();
-        grid.cells_around(b, &grid.window([15.0, 15.0, 0.0], 9.0), &mut out);
+        grid.cells_around(b, &grid.window([15.0, 15.0, 0.0], 9.0, 0), &mut out);
         assert_eq!(
             out,
             vec![b, a, c],
@@ -427,7 +455,7 @@ mod tests {
         grid.remove(a, ia);
         assert_eq!(grid.cells[b as usize].near, vec![c], "a freed cell should be unlinked");
         out.clear();
-        grid.cells_around(b, &grid.window([15.0, 15.0, 0.0], 30.0), &mut out);
+        grid.cells_around(b, &grid.window([15.0, 15.0, 0.0], 30.0, 0), &mut out);
         assert_eq!(
             out,
             vec![b, c],
@@ -439,8 +467,8 @@ mod tests {
     fn bounds_clamp_keys_into_border_cells() {
         let grid = Grid::new(10.0, 2, Some(AoiBounds::new_2d((0.0, 0.0), (100.0, 100.0))));
         assert_eq!(
-            grid.key([-50.0, 150.0, 0.0]),
-            [0, 10, 0],
+            grid.key([-50.0, 150.0, 0.0], 7),
+            [0, 10, 0, 7],
             "outside points should go to border cells"
         );
     }

@@ -8,8 +8,65 @@ use bevy_ecs::{entity::EntityHashMap, prelude::*};
 use crate::{
     components::{Position, ViewRange},
     config::{AoiBounds, CellSize, MAX_CELL_SIZE, MIN_CELL_SIZE, Plane},
-    grid::{Grid, Member, NO_CELL},
+    grid::{CellKey, Grid, Member, NO_CELL, Window, dist2},
+    rules::AoiVisibility,
 };
+
+/// The visibility rules of one entity (layers, mode, instance).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Rules {
+    pub member: u32,
+    pub sees: u32,
+    pub mode: AoiVisibility,
+    pub instance: u32,
+}
+
+impl Default for Rules {
+    fn default() -> Self {
+        Self {
+            member: u32::MAX,
+            sees: u32::MAX,
+            mode: AoiVisibility::Normal,
+            instance: 0,
+        }
+    }
+}
+
+/// A target as the visibility rule needs it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TargetState {
+    pub in_grid: bool,
+    pub p: [f32; 3],
+    pub rules: Rules,
+}
+
+/// Where the observers that may see `t` are (with views of at most `reach`): around it in its
+/// instance, the whole instance if it is `Always` visible, nowhere if it is hidden or unindexed.
+pub(crate) fn region(grid: &Grid, t: &TargetState, reach: f32) -> Option<Window> {
+    if !t.in_grid {
+        return None;
+    }
+    match t.rules.mode {
+        AoiVisibility::Hidden => None,
+        AoiVisibility::Always => Some(Window::whole(t.rules.instance)),
+        AoiVisibility::Normal => Some(grid.window(t.p, reach, t.rules.instance)),
+    }
+}
+
+/// The one visibility rule: does an observer (position, squared radius, layers it sees,
+/// instance) see this target? Every decision in the crate goes through here or through the
+/// equivalent inline test of the scan (`dist2 <= r2`, shared layer bit, scannable member).
+#[inline]
+pub(crate) fn sees(p: [f32; 3], r2: f32, sees: u32, instance: u32, t: &TargetState) -> bool {
+    t.in_grid
+        && t.rules.instance == instance
+        && (sees & t.rules.member) != 0
+        && match t.rules.mode {
+            AoiVisibility::Hidden => false,
+            AoiVisibility::Always => true,
+            AoiVisibility::Normal => dist2(p, t.p) <= r2,
+        }
+}
 
 /// How much larger than the largest view radius the automatic cell side is.
 const AUTO_SIDE_OVER_RADIUS: f32 = 1.0625;
@@ -40,6 +97,10 @@ pub(crate) struct Slot {
     pub dirty: bool,
     /// Whether a bad-input warning was logged for it.
     pub warned: bool,
+    /// Layers, visibility mode and instance.
+    pub rules: Rules,
+    /// The layers it was in at the start of the tick (meaningful while `dirty`).
+    pub old_member: u32,
 }
 
 impl Slot {
@@ -56,6 +117,18 @@ impl Slot {
             live: true,
             dirty: false,
             warned: false,
+            rules: Rules::default(),
+            old_member: u32::MAX,
+        }
+    }
+
+    /// This slot as a target, now.
+    #[inline]
+    pub fn target(&self) -> TargetState {
+        TargetState {
+            in_grid: self.in_grid,
+            p: self.p,
+            rules: self.rules,
         }
     }
 
@@ -71,6 +144,19 @@ pub(crate) struct Change {
     pub slot: u32,
     pub old_in: bool,
     pub old_p: [f32; 3],
+    pub old_rules: Rules,
+}
+
+impl Change {
+    /// The slot as a target, at the start of the tick.
+    #[inline]
+    pub fn old_target(&self) -> TargetState {
+        TargetState {
+            in_grid: self.old_in,
+            p: self.old_p,
+            rules: self.old_rules,
+        }
+    }
 }
 
 /// Why an entity is kept out of the index.
@@ -110,6 +196,8 @@ pub(crate) struct AoiIndex {
     pub changes: Vec<Change>,
     /// Multiset of observer radii (as bits; positive floats order like their bits).
     radii: BTreeMap<u32, u32>,
+    /// Per instance: the indexed `Always`-visible slots, in the order they became so.
+    pub always: BTreeMap<u32, Vec<u32>>,
     /// Number of indexed observers.
     pub observers: usize,
     /// Cell changes since slots were last numbered in space order (see [`Self::renumber`]).
@@ -136,9 +224,22 @@ impl AoiIndex {
             lists: Vec::new(),
             changes: Vec::new(),
             radii: BTreeMap::new(),
+            always: BTreeMap::new(),
             observers: 0,
             relinks: 0,
             renumbered: 0,
+        }
+    }
+
+    /// The slot of a tracked entity.
+    pub fn slot_of(&self, entity: Entity) -> Option<u32> {
+        self.by_entity.get(&entity).copied()
+    }
+
+    /// Lists the cells where the observers that may see `t` are.
+    pub fn cells_seeing(&self, t: &TargetState, out: &mut Vec<u32>) {
+        if let Some(w) = region(&self.grid, t, self.max_radius()) {
+            self.grid.cells_in(&w, out);
         }
     }
 
@@ -170,15 +271,20 @@ impl AoiIndex {
 
     /// Records the current state of `entity` (`None`: no `Position` any more, or despawned).
     /// Cheap when nothing differs from what is indexed.
-    pub fn observe(&mut self, entity: Entity, state: Option<(&Position, Option<&ViewRange>)>) {
+    pub fn observe(&mut self, entity: Entity, state: Option<(&Position, Option<&ViewRange>, Rules)>) {
         let s = match (self.by_entity.get(&entity), state) {
             (Some(&s), _) => s,
             (None, Some(_)) => self.alloc_slot(entity),
             (None, None) => return,
         };
-        let (live, p, radius) = match state {
-            Some((pos, range)) => (true, self.plane.project(pos.x, pos.y, pos.z), range.map(|r| r.radius)),
-            None => (false, [0.0; 3], None),
+        let (live, p, radius, rules) = match state {
+            Some((pos, range, rules)) => (
+                true,
+                self.plane.project(pos.x, pos.y, pos.z),
+                range.map(|r| r.radius),
+                rules,
+            ),
+            None => (false, [0.0; 3], None, Rules::default()),
         };
         let problem = if live {
             bad_input(p, radius, self.bounds.as_ref(), self.plane.dims())
@@ -200,6 +306,7 @@ impl AoiIndex {
         if slot.live == live
             && slot.in_grid == in_grid
             && slot.r2.to_bits() == r2.to_bits()
+            && slot.rules == rules
             && (!in_grid || slot.p == p)
         {
             return;
@@ -210,7 +317,9 @@ impl AoiIndex {
                 slot: s,
                 old_in: slot.in_grid,
                 old_p: slot.p,
+                old_rules: slot.rules,
             });
+            slot.old_member = slot.rules.member;
         }
         if slot.is_observer() {
             remove_radius(&mut self.radii, slot.radius);
@@ -220,6 +329,7 @@ impl AoiIndex {
         slot.in_grid = in_grid;
         slot.p = p;
         slot.r2 = r2;
+        slot.rules = rules;
         // `+ 0.0` turns -0.0 into 0.0, so radii order like their bits.
         slot.radius = if r2 >= 0.0 { radius.unwrap_or(0.0) + 0.0 } else { 0.0 };
         if slot.is_observer() {
@@ -235,6 +345,7 @@ impl AoiIndex {
         if self.changes.is_empty() {
             return;
         }
+        self.update_always();
         if let Some(side) = self.wanted_side() {
             self.rebuild(side);
             return;
@@ -243,11 +354,11 @@ impl AoiIndex {
             let s = self.changes[i].slot;
             let slot = &self.slots[s as usize];
             let (in_grid, p, cell, idx) = (slot.in_grid, slot.p, slot.cell, slot.idx);
-            let key = self.grid.key(p);
+            let key = self.grid.key(p, slot.rules.instance);
             if cell != NO_CELL {
                 if in_grid && self.grid.cells[cell as usize].key == key {
                     self.grid.set_r2(cell, idx, -1.0);
-                    self.grid.member_mut(cell, idx).p = p;
+                    *self.grid.member_mut(cell, idx) = self.member(s);
                     continue;
                 }
                 self.unlink(s);
@@ -267,15 +378,51 @@ impl AoiIndex {
         }
     }
 
-    fn link(&mut self, s: u32, key: crate::grid::CellKey) {
+    /// The grid member of a slot (`r2 = -1` while it is on the shortlist).
+    fn member(&self, s: u32) -> Member {
         let slot = &self.slots[s as usize];
-        let r2 = if slot.dirty { -1.0 } else { slot.r2 };
-        let member = Member {
+        Member {
             slot: s,
-            r2,
+            r2: if slot.dirty { -1.0 } else { slot.r2 },
             p: slot.p,
+            layers: slot.rules.member,
+            sees: slot.rules.sees,
+            scannable: slot.rules.mode == AoiVisibility::Normal,
             entity: slot.entity,
-        };
+        }
+    }
+
+    /// Keeps the per-instance lists of `Always`-visible slots in step with the shortlist.
+    fn update_always(&mut self) {
+        for ch in &self.changes {
+            let slot = &self.slots[ch.slot as usize];
+            let was = (ch.old_in && ch.old_rules.mode == AoiVisibility::Always).then_some(ch.old_rules.instance);
+            let is = (slot.in_grid && slot.rules.mode == AoiVisibility::Always).then_some(slot.rules.instance);
+            if was == is {
+                continue;
+            }
+            if let Some(i) = was {
+                let list = self
+                    .always
+                    .get_mut(&i)
+                    .expect("an Always slot's instance should have a list");
+                let at = list
+                    .iter()
+                    .position(|&x| x == ch.slot)
+                    .expect("an Always slot should be listed");
+                list.remove(at);
+                if list.is_empty() {
+                    self.always.remove(&i);
+                }
+            }
+            if let Some(i) = is {
+                self.always.entry(i).or_default().push(ch.slot);
+            }
+        }
+    }
+
+    fn link(&mut self, s: u32, key: CellKey) {
+        let member = self.member(s);
         let (cell, idx) = self.grid.insert(key, member);
         let slot = &mut self.slots[s as usize];
         slot.cell = cell;
@@ -308,8 +455,9 @@ impl AoiIndex {
         self.grid = Grid::new(side, self.plane.dims(), self.bounds);
         for s in 0..self.slots.len() as u32 {
             self.slots[s as usize].cell = NO_CELL;
-            if self.slots[s as usize].in_grid {
-                let key = self.grid.key(self.slots[s as usize].p);
+            let slot = &self.slots[s as usize];
+            if slot.in_grid {
+                let key = self.grid.key(slot.p, slot.rules.instance);
                 self.link(s, key);
             }
         }
@@ -361,7 +509,7 @@ impl AoiIndex {
             .collect();
         cells.sort_unstable_by_key(|&c| {
             let k = self.grid.cells[c as usize].key;
-            (k[2], k[1], k[0])
+            (k[3], k[2], k[1], k[0])
         });
         const UNSET: u32 = u32::MAX;
         let mut new_of_old = vec![UNSET; n];
@@ -393,6 +541,9 @@ impl AoiIndex {
             list.iter_mut().for_each(remap);
         }
         self.by_entity.values_mut().for_each(remap);
+        for list in self.always.values_mut() {
+            list.iter_mut().for_each(remap);
+        }
         permute(&mut self.slots, &new_of_old, || Slot::free(Entity::PLACEHOLDER));
         permute(&mut self.entities, &new_of_old, || Entity::PLACEHOLDER);
         permute(&mut self.lists, &new_of_old, Vec::new);

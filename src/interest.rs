@@ -15,10 +15,13 @@ use bevy_ecs::{entity::Entity, system::Query};
 use bevy_tasks::TaskPool;
 use smallvec::SmallVec;
 
+use std::collections::BTreeMap;
+
 use crate::{
     components::InterestSet,
-    grid::{Grid, NO_CELL, dist2},
-    index::{AoiIndex, Change, Slot},
+    grid::{Grid, dist2},
+    index::{AoiIndex, Change, Slot, region, sees},
+    watch::WatchTracker,
 };
 
 /// Per-task buffers, kept between ticks.
@@ -72,6 +75,8 @@ pub(crate) struct Work {
     pub flushed_observers: Vec<u32>,
     /// Edits made to unchanged observers' lists, in order, to replay on their `InterestSet`s.
     pub edits: Vec<(u32, Edit)>,
+    /// Counts for the `Watched` marker, when the plugin keeps it.
+    pub watch: Option<WatchTracker>,
 }
 
 /// One edit of an unchanged observer's list.
@@ -92,6 +97,14 @@ pub(crate) struct Split<'a> {
 }
 
 impl Work {
+    /// Empty buffers; `watch` counts for the `Watched` marker when the plugin keeps it.
+    pub fn new(watch: Option<WatchTracker>) -> Self {
+        Self {
+            watch,
+            ..Default::default()
+        }
+    }
+
     /// Computes every visibility change of the tick and updates the index's lists. Calls
     /// `emit(is_enter, observer, target)` in the deterministic order: observers that
     /// stopped observing, changed observers by cell group, then unchanged observers by changed
@@ -118,12 +131,33 @@ impl Work {
         }
         self.flush_non_observers(index);
         self.group_observers(index);
+        if let Some(watch) = &mut self.watch {
+            // What changed observers saw stops counting; what they see now counts below.
+            for &(o, t) in &self.flushed {
+                if watch.counts(index.slots[o as usize].old_member) {
+                    watch.dec(index.entities[t as usize]);
+                }
+            }
+            for (&o, list) in self.order.iter().zip(&self.taken) {
+                if watch.counts(index.slots[o as usize].old_member) {
+                    list.iter().for_each(|&t| watch.dec(index.entities[t as usize]));
+                }
+            }
+        }
         self.taken_sets.clear();
         for &o in &self.order {
             let set = sets.get_mut(index.entities[o as usize]).ok().map(|mut set| set.take());
             self.taken_sets.push(set.unwrap_or_default());
         }
         self.recompute_observers(index, parallel, tasks);
+        if let Some(watch) = &mut self.watch {
+            for &o in &self.order {
+                if watch.counts(index.slots[o as usize].rules.member) {
+                    let list = &index.lists[o as usize];
+                    list.iter().for_each(|&t| watch.inc(index.entities[t as usize]));
+                }
+            }
+        }
         for (&o, targets) in self.order.iter().zip(self.taken_sets.drain(..)) {
             if let Ok(mut set) = sets.get_mut(index.entities[o as usize]) {
                 set.put(targets);
@@ -207,7 +241,11 @@ impl Work {
     }
 
     fn recompute_observers(&mut self, index: &mut AoiIndex, pool: Option<&TaskPool>, tasks: usize) {
-        let (grid, slots) = (&index.grid, &index.slots[..]);
+        let view = View {
+            grid: &index.grid,
+            slots: &index.slots,
+            always: &index.always,
+        };
         let total = self.order.len();
         let per_task = total.div_ceil(tasks).max(1);
         // Cut the groups into `tasks` runs of about `per_task` observers.
@@ -252,7 +290,7 @@ impl Work {
                     lists: &mut lists[start - o0..end - o0],
                     sets: &mut sets[start - o0..end - o0],
                 };
-                recompute_group(grid, slots, groups[g].0, &order[start..end], out, scratch);
+                recompute_group(view, groups[g].0, &order[start..end], out, scratch);
             }
         };
         match pool {
@@ -302,6 +340,11 @@ impl Work {
             for &(o, t) in &s.enters {
                 index.lists[o as usize].push(t);
                 self.edits.push((o, Edit::Push(t)));
+                if let Some(watch) = &mut self.watch
+                    && watch.counts(index.slots[o as usize].rules.member)
+                {
+                    watch.inc(index.entities[t as usize]);
+                }
             }
             for &(o, t) in &s.leaves {
                 let list = &mut index.lists[o as usize];
@@ -311,6 +354,11 @@ impl Work {
                     .expect("a leaving target should be in the observer's list");
                 list.swap_remove(at);
                 self.edits.push((o, Edit::SwapRemove(at as u32)));
+                if let Some(watch) = &mut self.watch
+                    && watch.counts(index.slots[o as usize].rules.member)
+                {
+                    watch.dec(index.entities[t as usize]);
+                }
             }
         }
     }
@@ -322,8 +370,17 @@ struct Out<'a> {
     sets: &'a mut [Vec<Entity>],
 }
 
+/// What the scans read: the grid, the slots, the `Always`-visible slots per instance.
+#[derive(Clone, Copy)]
+struct View<'a> {
+    grid: &'a Grid,
+    slots: &'a [Slot],
+    always: &'a BTreeMap<u32, Vec<u32>>,
+}
+
 /// Recomputes the lists of the changed observers of one cell.
-fn recompute_group(grid: &Grid, slots: &[Slot], cell: u32, observers: &[u32], out: Out, scratch: &mut Scratch) {
+fn recompute_group(view: View, cell: u32, observers: &[u32], out: Out, scratch: &mut Scratch) {
+    let View { grid, slots, always } = view;
     let reach = observers.iter().map(|&o| slots[o as usize].radius).fold(0.0, f32::max);
     let window = grid.cell_window(grid.cells[cell as usize].key, reach);
     scratch.cells.clear();
@@ -331,13 +388,14 @@ fn recompute_group(grid: &Grid, slots: &[Slot], cell: u32, observers: &[u32], ou
     grid.cells_around(cell, &window, &mut cells);
     for ((&o, list), set) in observers.iter().zip(out.lists.iter_mut()).zip(out.sets.iter_mut()) {
         let me = &slots[o as usize];
-        let mine = grid.window(me.p, me.radius);
+        let mine = grid.window(me.p, me.radius, me.rules.instance);
         let e = scratch.next_epoch(slots.len());
         for &t in list.iter() {
             scratch.stamps[t as usize] = e;
         }
         // Branch-free filter into buffers that only ever grow: every candidate is written, the
-        // cursor advances only on a hit, so nothing is filled or truncated per cell.
+        // cursor advances only on a hit, so nothing is filled or truncated per cell. The rules
+        // are part of the hit test: a shared layer bit, and a member distance scans may find.
         let mut k = 0;
         for &c in &cells {
             let cell = &grid.cells[c as usize];
@@ -354,7 +412,21 @@ fn recompute_group(grid: &Grid, slots: &[Slot], cell: u32, observers: &[u32], ou
             for m in &cell.members {
                 slots_out[k] = m.slot;
                 entities_out[k] = m.entity;
-                k += usize::from((dist2(me.p, m.p) <= me.r2) & (m.slot != o));
+                let hit = (dist2(me.p, m.p) <= me.r2) & (m.slot != o) & ((me.rules.sees & m.layers) != 0) & m.scannable;
+                k += usize::from(hit);
+            }
+        }
+        // `Always`-visible targets of the instance, whatever the distance.
+        for &a in always.get(&me.rules.instance).map_or(&[][..], Vec::as_slice) {
+            let target = &slots[a as usize];
+            if a != o && (me.rules.sees & target.rules.member) != 0 {
+                if scratch.fresh.len() <= k {
+                    scratch.fresh.push(0);
+                    scratch.fresh_entities.push(Entity::PLACEHOLDER);
+                }
+                scratch.fresh[k] = a;
+                scratch.fresh_entities[k] = target.entity;
+                k += 1;
             }
         }
         let (fresh, fresh_entities) = (&scratch.fresh[..k], &scratch.fresh_entities[..k]);
@@ -379,32 +451,39 @@ fn recompute_group(grid: &Grid, slots: &[Slot], cell: u32, observers: &[u32], ou
     scratch.cells = cells;
 }
 
-/// Finds the unchanged observers whose view of one changed target flips.
-fn scan_target(grid: &Grid, slots: &[Slot], ch: &Change, reach: f32, scratch: &mut Scratch) {
-    let me = &slots[ch.slot as usize];
-    let now = me.in_grid.then(|| grid.window(me.p, reach));
-    let before = ch.old_in.then(|| grid.window(ch.old_p, reach));
-    scratch.cells.clear();
-    match (now, before) {
-        (Some(a), Some(b)) if a.overlaps(&b) => grid.cells_around(me.cell, &a.union(&b), &mut scratch.cells),
-        (Some(a), None) => grid.cells_around(me.cell, &a, &mut scratch.cells),
+/// The cells where the unchanged observers affected by one changed target are: around its old
+/// and new positions (within the largest view radius) in their instances, or every cell of an
+/// instance where it is or was `Always` visible. Each cell is listed once.
+fn target_cells(grid: &Grid, me: &Slot, ch: &Change, reach: f32, out: &mut Vec<u32>) {
+    match (region(grid, &me.target(), reach), region(grid, &ch.old_target(), reach)) {
+        (Some(a), Some(b)) if a.overlaps(&b) => grid.cells_around(me.cell, &a.union(&b), out),
+        (Some(a), None) => grid.cells_around(me.cell, &a, out),
         (a, b) => {
             for w in a.iter().chain(b.iter()) {
-                grid.cells_in(w, &mut scratch.cells);
+                grid.cells_in(w, out);
             }
         }
     }
+}
+
+/// Finds the unchanged observers whose view of one changed target flips.
+fn scan_target(grid: &Grid, slots: &[Slot], ch: &Change, reach: f32, scratch: &mut Scratch) {
+    let me = &slots[ch.slot as usize];
+    scratch.cells.clear();
+    target_cells(grid, me, ch, reach, &mut scratch.cells);
+    let (now, before) = (me.target(), ch.old_target());
     for &c in &scratch.cells {
         let cell = &grid.cells[c as usize];
         if cell.clean_observers == 0 {
             continue;
         }
+        let instance = cell.key[3] as u32;
         for m in &cell.members {
             if m.r2 < 0.0 {
                 continue;
             }
-            let was = ch.old_in && dist2(m.p, ch.old_p) <= m.r2;
-            let is = me.in_grid && dist2(m.p, me.p) <= m.r2;
+            let was = sees(m.p, m.r2, m.sees, instance, &before);
+            let is = sees(m.p, m.r2, m.sees, instance, &now);
             if is != was {
                 if is {
                     scratch.enters.push((m.slot, ch.slot));
@@ -414,5 +493,4 @@ fn scan_target(grid: &Grid, slots: &[Slot], ch: &Change, reach: f32, scratch: &m
             }
         }
     }
-    debug_assert!(me.cell != NO_CELL || !me.in_grid, "an indexed slot should have a cell");
 }

@@ -15,6 +15,9 @@
 //!   entity events).
 //! - [`AoiSystems`]: the public, chained system set to order against.
 //! - [`AoiSettings`]: runtime tunables; [`AoiStats`]: what the last update did.
+//! - Visibility rules ([`rules`](crate::AoiLayers) module docs): [`AoiLayers`] (who may see
+//!   whom), [`AoiVisibility`] (hidden / always visible), [`AoiInstance`] (map instances),
+//!   [`Watchers`] (who sees me), [`Watched`] (AI activation marker, see [`WatchedRule`]).
 //!
 //! ## Quick start
 //! ```
@@ -76,20 +79,23 @@ mod index;
 mod interest;
 mod messages;
 mod plugin;
+mod rules;
 mod settings;
 mod systems;
+mod watch;
 
 pub use components::{InterestSet, Position, ViewRange};
 pub use config::{AoiBounds, CellSize, Plane};
 pub use messages::{EnterView, LeaveView};
 pub use plugin::{AoiPlugin, AoiSystems};
+pub use rules::{AoiInstance, AoiLayers, AoiVisibility, Watched, WatchedRule, Watchers};
 pub use settings::{AoiSettings, AoiStats};
 
 /// Everything a game needs: `use bevy_aoi::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        AoiBounds, AoiPlugin, AoiSettings, AoiStats, AoiSystems, CellSize, EnterView, InterestSet, LeaveView, Plane,
-        Position, ViewRange,
+        AoiBounds, AoiInstance, AoiLayers, AoiPlugin, AoiSettings, AoiStats, AoiSystems, AoiVisibility, CellSize,
+        EnterView, InterestSet, LeaveView, Plane, Position, ViewRange, Watched, WatchedRule, Watchers,
     };
 }
 

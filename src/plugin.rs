@@ -10,9 +10,12 @@ use bevy_ecs::{
 use crate::{
     config::{AoiBounds, CellSize, Plane, validate},
     index::{AoiIndex, PendingRemovals},
+    interest::Work,
     messages::{EnterView, LeaveView, Outbox, write_messages},
+    rules::{PendingWatchers, WatchedRule},
     settings::{AoiSettings, AoiStats},
-    systems::{AoiWork, compute_interest, update_index},
+    systems::{AoiWork, compute_interest, update_index, update_watchers},
+    watch::WatchTracker,
 };
 
 /// The AOI systems, chained in this order in the plugin's schedule (and once in `PostStartup`,
@@ -26,7 +29,9 @@ pub enum AoiSystems {
     /// ends, the index holds this frame's positions; `InterestSet`s still hold last frame's.
     UpdateIndex,
     /// Recomputes the interest of the changed entities. When it ends, every
-    /// [`InterestSet`](crate::InterestSet) is exact for this frame's positions.
+    /// [`InterestSet`](crate::InterestSet) and [`Watchers`](crate::Watchers) is exact for this
+    /// frame's positions and rules (the [`Watched`](crate::Watched) marker changes are queued
+    /// as commands, applied at the end of the schedule).
     ComputeInterest,
     /// Writes [`EnterView`]/[`LeaveView`] (and triggers them, if enabled). When it ends, this
     /// frame's messages are readable.
@@ -65,6 +70,9 @@ pub struct AoiPlugin {
     /// Also trigger every message as an [`EntityEvent`] on its observer. Default `false`
     /// (triggering costs about twice as much as writing the message).
     pub entity_events: bool,
+    /// Keep the [`Watched`](crate::Watched) marker on targets seen by observers of the chosen
+    /// layers. Default `None` (no marker, no counting).
+    pub watched: Option<WatchedRule>,
 }
 
 impl Default for AoiPlugin {
@@ -82,6 +90,7 @@ impl AoiPlugin {
             plane: Plane::XY,
             bounds: None,
             entity_events: false,
+            watched: None,
         }
     }
 }
@@ -94,7 +103,8 @@ impl Plugin for AoiPlugin {
             .init_resource::<AoiSettings>()
             .init_resource::<AoiStats>()
             .init_resource::<PendingRemovals>()
-            .init_resource::<AoiWork>()
+            .init_resource::<PendingWatchers>()
+            .insert_resource(AoiWork(Work::new(self.watched.map(WatchTracker::new))))
             .insert_resource(Outbox {
                 trigger: self.entity_events,
                 ..Default::default()
@@ -116,7 +126,9 @@ impl Plugin for AoiPlugin {
                 schedule,
                 (
                     update_index.in_set(AoiSystems::UpdateIndex),
-                    compute_interest.in_set(AoiSystems::ComputeInterest),
+                    (compute_interest, update_watchers)
+                        .chain()
+                        .in_set(AoiSystems::ComputeInterest),
                     write_messages.in_set(AoiSystems::WriteMessages),
                 ),
             );

@@ -5,16 +5,49 @@ use bevy_tasks::ComputeTaskPool;
 
 use crate::{
     components::{InterestSet, Position, ViewRange},
-    index::{AoiIndex, PendingRemovals},
+    index::{AoiIndex, PendingRemovals, Rules, sees},
     interest::{Edit, Split, Work},
     messages::{EnterView, LeaveView, Outbox},
+    rules::{AoiInstance, AoiLayers, AoiVisibility, PendingWatchers, Watchers},
     settings::{AoiSettings, AoiStats},
 };
 
 /// What the index reads of an entity.
-type Tracked = (Entity, &'static Position, Option<&'static ViewRange>);
-/// Entities whose position or range was written since the last AOI update.
-type Moved = Or<(Changed<Position>, Changed<ViewRange>)>;
+type Tracked = (
+    &'static Position,
+    Option<&'static ViewRange>,
+    Option<&'static AoiLayers>,
+    Option<&'static AoiVisibility>,
+    Option<&'static AoiInstance>,
+);
+/// Entities whose position, range or rules were written since the last AOI update.
+type Moved = Or<(
+    Changed<Position>,
+    Changed<ViewRange>,
+    Changed<AoiLayers>,
+    Changed<AoiVisibility>,
+    Changed<AoiInstance>,
+)>;
+
+/// The index's view of one entity's components.
+fn state<'a>(
+    (position, range, layers, visibility, instance): (
+        &'a Position,
+        Option<&'a ViewRange>,
+        Option<&AoiLayers>,
+        Option<&AoiVisibility>,
+        Option<&AoiInstance>,
+    ),
+) -> (&'a Position, Option<&'a ViewRange>, Rules) {
+    let layers = layers.copied().unwrap_or_default();
+    let rules = Rules {
+        member: layers.member,
+        sees: layers.sees,
+        mode: visibility.copied().unwrap_or_default(),
+        instance: instance.map_or(0, |i| i.0),
+    };
+    (position, range, rules)
+}
 
 /// The interest computation's reusable buffers.
 #[derive(Resource, Default)]
@@ -25,14 +58,14 @@ pub(crate) struct AoiWork(pub Work);
 pub(crate) fn update_index(
     mut index: ResMut<AoiIndex>,
     mut pending: ResMut<PendingRemovals>,
-    changed: Query<Tracked, Moved>,
-    current: Query<(&Position, Option<&ViewRange>)>,
+    changed: Query<(Entity, Tracked), Moved>,
+    current: Query<Tracked>,
 ) {
     for entity in pending.0.drain(..) {
-        index.observe(entity, current.get(entity).ok());
+        index.observe(entity, current.get(entity).ok().map(state));
     }
-    for (entity, position, range) in &changed {
-        index.observe(entity, Some((position, range)));
+    for (entity, tracked) in &changed {
+        index.observe(entity, Some(state(tracked)));
     }
     index.apply_changes();
 }
@@ -45,10 +78,14 @@ pub(crate) fn compute_interest(
     settings: Res<AoiSettings>,
     mut stats: ResMut<AoiStats>,
     mut sets: Query<&mut InterestSet>,
+    mut commands: Commands,
 ) {
     let index = &mut *index;
     stats.changed = index.changes.len();
     if index.changes.is_empty() {
+        if let Some(watch) = &mut work.0.watch {
+            watch.finish(&mut commands);
+        }
         return;
     }
     let pool = if settings.parallel && cfg!(feature = "multi_threaded") {
@@ -72,6 +109,9 @@ pub(crate) fn compute_interest(
         }
     });
     sync_sets(index, work, &mut sets);
+    if let Some(watch) = &mut work.watch {
+        watch.finish(&mut commands);
+    }
     index.end_tick();
     index.stats(&mut stats);
     stats.enters = outbox.enters.len();
@@ -95,6 +135,54 @@ fn sync_sets(index: &AoiIndex, work: &Work, sets: &mut Query<&mut InterestSet>) 
                 Edit::Push(t) => set.push(entity(t)),
                 Edit::SwapRemove(at) => set.swap_remove(at as usize),
             }
+        }
+    }
+}
+
+/// Keeps [`Watchers`] in step with this update's messages, and fills newly added ones from the
+/// index (a scan around the target, or its instance for an `Always` target).
+pub(crate) fn update_watchers(
+    index: Res<AoiIndex>,
+    outbox: Res<Outbox>,
+    mut pending: ResMut<PendingWatchers>,
+    mut watchers: Query<&mut Watchers>,
+    mut cells: Local<Vec<u32>>,
+) {
+    if watchers.is_empty() {
+        pending.0.clear();
+        return;
+    }
+    for e in &outbox.enters {
+        if let Ok(mut w) = watchers.get_mut(e.target) {
+            w.push(e.observer);
+        }
+    }
+    for l in &outbox.leaves {
+        if let Ok(mut w) = watchers.get_mut(l.target) {
+            w.remove(l.observer);
+        }
+    }
+    for target in pending.0.drain(..) {
+        let Ok(mut w) = watchers.get_mut(target) else { continue };
+        cells.clear();
+        let seen = index.slot_of(target).map(|s| (s, index.slots[s as usize].target()));
+        if let Some((s, t)) = seen {
+            index.cells_seeing(&t, &mut cells);
+            let grid = &index.grid;
+            let sees_target = |m: &&crate::grid::Member, instance: u32| {
+                m.slot != s && m.r2 >= 0.0 && sees(m.p, m.r2, m.sees, instance, &t)
+            };
+            let observers = cells.iter().flat_map(|&c| {
+                let cell = &grid.cells[c as usize];
+                let instance = cell.key[3] as u32;
+                cell.members
+                    .iter()
+                    .filter(move |m| sees_target(m, instance))
+                    .map(|m| m.entity)
+            });
+            w.replace(observers);
+        } else {
+            w.replace(core::iter::empty());
         }
     }
 }
