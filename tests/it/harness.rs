@@ -47,6 +47,11 @@ pub struct Checked {
     prev: BTreeMap<Entity, BTreeSet<Entity>>,
     /// Pair state rebuilt from the messages alone.
     pairs: BTreeSet<(Entity, Entity)>,
+    /// AOI passes so far (the first update runs two: `PostStartup` and the main schedule).
+    passes: u64,
+    /// Oracle of the `Watched` marker: per target, whether it is marked and since which pass
+    /// nobody of the chosen layers sees it.
+    watched: BTreeMap<Entity, (bool, Option<u64>)>,
     /// Every message seen, in order, per update (for determinism checks).
     pub log: Vec<(Pairs, Pairs)>,
     /// Every observer's set in iteration order, per update (for determinism checks).
@@ -66,6 +71,8 @@ impl Checked {
             leaves: MessageCursor::default(),
             prev: BTreeMap::new(),
             pairs: BTreeSet::new(),
+            passes: 0,
+            watched: BTreeMap::new(),
             log: Vec::new(),
             sets_log: Vec::new(),
             total_enters: 0,
@@ -104,24 +111,48 @@ impl Checked {
         Some(p)
     }
 
-    /// Brute force: every observer's exact set.
+    /// Brute force: every observer's exact set, applying the visibility rules.
     fn oracle(&mut self) -> BTreeMap<Entity, BTreeSet<Entity>> {
-        let mut q = self.app.world_mut().query::<(Entity, &Position, Option<&ViewRange>)>();
-        let all: Vec<(Entity, Position, Option<ViewRange>)> =
-            q.iter(self.app.world()).map(|(e, p, r)| (e, *p, r.copied())).collect();
-        let targets: Vec<(Entity, [f32; 3])> = all
+        type Row = (Entity, Position, Option<ViewRange>, AoiLayers, AoiVisibility, u32);
+        let mut q = self.app.world_mut().query::<(
+            Entity,
+            &Position,
+            Option<&ViewRange>,
+            Option<&AoiLayers>,
+            Option<&AoiVisibility>,
+            Option<&AoiInstance>,
+        )>();
+        let all: Vec<Row> = q
+            .iter(self.app.world())
+            .map(|(e, p, r, l, v, i)| {
+                (
+                    e,
+                    *p,
+                    r.copied(),
+                    l.copied().unwrap_or_default(),
+                    v.copied().unwrap_or_default(),
+                    i.map_or(0, |i| i.0),
+                )
+            })
+            .collect();
+        let targets: Vec<(&Row, [f32; 3])> = all
             .iter()
-            .filter_map(|(e, p, r)| self.indexed(p, r.as_ref()).map(|q| (*e, q)))
+            .filter_map(|row| self.indexed(&row.1, row.2.as_ref()).map(|q| (row, q)))
             .collect();
         let mut out = BTreeMap::new();
-        for (o, p, r) in &all {
+        for (o, p, r, layers, _, instance) in &all {
             let Some(r) = r else { continue };
             let mut set = BTreeSet::new();
             if let Some(po) = self.indexed(p, Some(r)) {
                 let r2 = r.radius * r.radius;
-                for (t, pt) in &targets {
+                for ((t, _, _, t_layers, t_mode, t_instance), pt) in &targets {
                     let (dx, dy, dz) = (po[0] - pt[0], po[1] - pt[1], po[2] - pt[2]);
-                    if t != o && dx * dx + dy * dy + dz * dz <= r2 {
+                    let near = match t_mode {
+                        AoiVisibility::Hidden => false,
+                        AoiVisibility::Always => true,
+                        AoiVisibility::Normal => dx * dx + dy * dy + dz * dz <= r2,
+                    };
+                    if t != o && t_instance == instance && (layers.sees & t_layers.member) != 0 && near {
                         set.insert(*t);
                     }
                 }
@@ -129,6 +160,69 @@ impl Checked {
             out.insert(*o, set);
         }
         out
+    }
+
+    /// Checks every `Watchers` against the oracle's sets.
+    fn check_watchers(&mut self, expected: &BTreeMap<Entity, BTreeSet<Entity>>) {
+        let mut q = self.app.world_mut().query::<(Entity, &Watchers)>();
+        for (t, w) in q.iter(self.app.world()) {
+            let mut got: Vec<Entity> = w.iter().collect();
+            got.sort();
+            let want: Vec<Entity> = expected
+                .iter()
+                .filter(|(_, s)| s.contains(&t))
+                .map(|(o, _)| *o)
+                .collect();
+            assert_eq!(got, want, "Watchers of {t} should be exactly the observers that see it");
+        }
+    }
+
+    /// Advances the `Watched` oracle by this update's AOI passes and checks the markers.
+    fn check_watched(&mut self, expected: &BTreeMap<Entity, BTreeSet<Entity>>) {
+        let passes = if self.passes == 0 { 2 } else { 1 };
+        let Some(rule) = self.plugin.watched else {
+            self.passes += passes;
+            return;
+        };
+        let mut q = self.app.world_mut().query::<(Entity, Option<&AoiLayers>)>();
+        let counting: BTreeSet<Entity> = q
+            .iter(self.app.world())
+            .filter(|(_, l)| l.copied().unwrap_or_default().member & rule.by_layers != 0)
+            .map(|(e, _)| e)
+            .collect();
+        let seen: BTreeSet<Entity> = expected
+            .iter()
+            .filter(|(o, _)| counting.contains(o))
+            .flat_map(|(_, s)| s.iter().copied())
+            .collect();
+        for _ in 0..passes {
+            self.passes += 1;
+            for t in &seen {
+                self.watched.insert(*t, (true, None));
+            }
+            for (t, (marked, quiet)) in self.watched.iter_mut() {
+                if seen.contains(t) || !*marked {
+                    continue;
+                }
+                let since = *quiet.get_or_insert(self.passes);
+                if self.passes - since >= u64::from(rule.linger_ticks) {
+                    *marked = false;
+                    *quiet = None;
+                }
+            }
+            self.watched.retain(|_, (marked, _)| *marked);
+        }
+        let mut q = self.app.world_mut().query::<(Entity, Has<Watched>)>();
+        for (e, has) in q.iter(self.app.world()) {
+            let want = self.watched.get(&e).is_some_and(|(marked, _)| *marked);
+            assert_eq!(
+                has,
+                want,
+                "{e} should {}be Watched after pass {}",
+                if want { "" } else { "not " },
+                self.passes
+            );
+        }
     }
 
     /// Runs one update and checks the whole contract.
@@ -230,6 +324,8 @@ impl Checked {
         );
         self.total_enters += enters.len();
         self.total_leaves += leaves.len();
+        self.check_watchers(&expected);
+        self.check_watched(&expected);
         self.log.push((enters, leaves));
         self.sets_log.push(order);
         self.prev = expected;
@@ -311,6 +407,50 @@ impl Scenario {
         let p = *world.get::<Position>(e)?;
         let r = world.get::<ViewRange>(e)?.radius;
         Some(Position::new_3d(p.x + r, p.y, p.z))
+    }
+
+    /// A few random changes of the visibility rules: layers, hidden/always, instances, and
+    /// `Watchers` added or removed.
+    pub fn step_rules(&mut self, world: &mut World) {
+        const MEMBERS: [u32; 3] = [1, 2, 4];
+        const SEES: [u32; 5] = [1, 2 | 4, 7, 0, u32::MAX];
+        for _ in 0..self.rng.below(4) {
+            let Some(e) = self.some() else { return };
+            match self.rng.below(9) {
+                0 | 1 => {
+                    let layers = AoiLayers::new(MEMBERS[self.rng.below(3)], SEES[self.rng.below(5)]);
+                    world.entity_mut(e).insert(layers);
+                }
+                2 => {
+                    world.entity_mut(e).remove::<AoiLayers>();
+                }
+                3 => {
+                    let modes = [AoiVisibility::Normal, AoiVisibility::Hidden, AoiVisibility::Always];
+                    let mut mode = modes[self.rng.below(3)];
+                    // Always is for a few entities: keep it rare.
+                    if mode == AoiVisibility::Always && self.rng.chance(0.5) {
+                        mode = AoiVisibility::Normal;
+                    }
+                    world.entity_mut(e).insert(mode);
+                }
+                4 => {
+                    world.entity_mut(e).remove::<AoiVisibility>();
+                }
+                5 => {
+                    let instance = AoiInstance(self.rng.below(3) as u32);
+                    world.entity_mut(e).insert(instance);
+                }
+                6 => {
+                    world.entity_mut(e).remove::<AoiInstance>();
+                }
+                7 => {
+                    world.entity_mut(e).insert(Watchers::default());
+                }
+                _ => {
+                    world.entity_mut(e).remove::<Watchers>();
+                }
+            }
+        }
     }
 
     /// One tick of random changes.

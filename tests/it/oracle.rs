@@ -126,3 +126,55 @@ fn dense_world_where_everyone_crosses_cells_matches_brute_force() {
         "the index should have renumbered its slots (did {renumbers} times)"
     );
 }
+
+fn run_with_rules(plugin: AoiPlugin, seed: u64, ticks: usize, population: usize) -> Checked {
+    let plane = plugin.plane;
+    let mut app = Checked::new(plugin);
+    let mut sc = Scenario::new(seed, 200.0, 40.0, 20.0, plane);
+    for _ in 0..population {
+        sc.spawn(app.world());
+    }
+    sc.step_rules(app.world());
+    app.update();
+    for _ in 0..ticks {
+        sc.step(app.world());
+        sc.step_rules(app.world());
+        app.update();
+    }
+    assert!(
+        app.total_enters > 0 && app.total_leaves > 0,
+        "the scenario should exercise both enters and leaves"
+    );
+    app
+}
+
+#[test]
+fn random_rule_changes_match_brute_force() {
+    // Layers, hidden/always, instances and Watchers change at random while entities move.
+    for seed in [71, 72, 73] {
+        run_with_rules(AoiPlugin::default(), seed, 150, 120);
+    }
+}
+
+#[test]
+fn random_rule_changes_match_brute_force_with_small_cells_and_watched() {
+    let plugin = AoiPlugin {
+        cell_size: CellSize::Fixed(9.0),
+        watched: Some(WatchedRule {
+            by_layers: 1,
+            linger_ticks: 3,
+        }),
+        ..Default::default()
+    };
+    for seed in [81, 82] {
+        run_with_rules(plugin.clone(), seed, 150, 100);
+    }
+    let plugin = AoiPlugin {
+        watched: Some(WatchedRule {
+            by_layers: 2 | 4,
+            linger_ticks: 0,
+        }),
+        ..Default::default()
+    };
+    run_with_rules(plugin, 83, 120, 100);
+}
