@@ -148,9 +148,9 @@ impl Watchers {
 }
 
 /// Marker the plugin keeps on targets seen by at least one observer of the layers chosen in
-/// [`AoiPlugin::watched`](crate::AoiPlugin::watched), and removes only after
-/// [`WatchedRule::linger_ticks`] AOI updates in a row without such an observer ("the monster's
-/// AI sleeps a while after the last player leaves"). Use it as a query filter:
+/// [`AoiPlugin::watched`](crate::AoiPlugin::watched). When the last such observer stops seeing
+/// it, the marker stays for [`WatchedRule::linger_ticks`] AOI updates in a row without one and
+/// is removed in the next ("the monster's AI sleeps a while after the last player leaves"). Use it as a query filter:
 /// `Query<&mut Brain, With<Watched>>`. Inserted and removed through commands applied at the end
 /// of the AOI's schedule.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -162,8 +162,9 @@ pub struct WatchedRule {
     /// Observers whose [`AoiLayers::member`] shares a bit with this mask make what they see
     /// `Watched` (e.g. the player layer).
     pub by_layers: u32,
-    /// AOI updates without such an observer before the marker is removed (0: the same update).
-    /// The startup pass counts as one update.
+    /// AOI updates in a row without such an observer during which the marker stays; it is
+    /// removed in the next one (0: removed in the first update without one). The startup pass
+    /// counts as one update.
     pub linger_ticks: u32,
 }
 

@@ -4,4 +4,5 @@ mod behaviour;
 mod determinism;
 mod harness;
 mod oracle;
+mod rules;
 mod schedule;

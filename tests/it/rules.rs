@@ -1,0 +1,228 @@
+//! Focused tests of the visibility rules; every update is also checked against brute force.
+
+use bevy_aoi::prelude::*;
+use bevy_ecs::prelude::*;
+
+use crate::harness::Checked;
+
+const PLAYER: u32 = 1;
+const MONSTER: u32 = 2;
+const ITEM: u32 = 4;
+
+fn sorted(app: &mut Checked, e: Entity) -> Vec<Entity> {
+    let mut v: Vec<Entity> = app
+        .world()
+        .get::<InterestSet>(e)
+        .map(|s| s.iter().collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn both(a: Entity, b: Entity) -> Vec<Entity> {
+    let mut v = vec![a, b];
+    v.sort();
+    v
+}
+
+#[test]
+fn classic_layers_players_monsters_items() {
+    let mut app = Checked::new(AoiPlugin::default());
+    let w = app.world();
+    let player = w
+        .spawn((
+            Position::new(0.0, 0.0),
+            ViewRange::new(50.0),
+            AoiLayers::new(PLAYER, AoiLayers::ALL),
+        ))
+        .id();
+    let monster = w
+        .spawn((
+            Position::new(10.0, 0.0),
+            ViewRange::new(50.0),
+            AoiLayers::new(MONSTER, PLAYER),
+        ))
+        .id();
+    let item = w
+        .spawn((Position::new(5.0, 0.0), ViewRange::new(50.0), AoiLayers::new(ITEM, 0)))
+        .id();
+    app.update();
+    assert_eq!(
+        sorted(&mut app, player),
+        both(monster, item),
+        "players should see monsters and items"
+    );
+    assert_eq!(
+        sorted(&mut app, monster),
+        vec![player],
+        "monsters should see players, not items"
+    );
+    assert!(sorted(&mut app, item).is_empty(), "items should see nothing");
+    // The monster is charmed: it now sees monsters and items, not players.
+    app.world()
+        .entity_mut(monster)
+        .insert(AoiLayers::new(MONSTER, MONSTER | ITEM));
+    app.update();
+    assert_eq!(
+        sorted(&mut app, monster),
+        vec![item],
+        "a layer change should update the monster's pairs"
+    );
+    assert_eq!(
+        sorted(&mut app, player),
+        both(monster, item),
+        "the player's pairs should not change"
+    );
+}
+
+#[test]
+fn hidden_and_always_visible_toggle_at_run_time() {
+    let mut app = Checked::new(AoiPlugin::default());
+    let w = app.world();
+    let near = w.spawn((Position::new(0.0, 0.0), ViewRange::new(10.0))).id();
+    let far = w.spawn((Position::new(1000.0, 0.0), ViewRange::new(10.0))).id();
+    let gm = w
+        .spawn((Position::new(1.0, 0.0), ViewRange::new(10.0), AoiVisibility::Hidden))
+        .id();
+    let boss = w.spawn((Position::new(500.0, 500.0), AoiVisibility::Always)).id();
+    app.update();
+    assert_eq!(
+        sorted(&mut app, near),
+        vec![boss],
+        "the hidden GM should be unseen, the boss seen from anywhere"
+    );
+    assert_eq!(
+        sorted(&mut app, far),
+        vec![boss],
+        "the boss should be seen whatever the distance"
+    );
+    assert_eq!(
+        sorted(&mut app, gm),
+        both(near, boss),
+        "a hidden observer should still see (the boss too)"
+    );
+    app.world().entity_mut(gm).insert(AoiVisibility::Normal);
+    app.world().entity_mut(boss).insert(AoiVisibility::Normal);
+    app.update();
+    assert_eq!(
+        sorted(&mut app, near),
+        vec![gm],
+        "an unhidden GM should be seen; the boss only in range"
+    );
+    assert!(
+        sorted(&mut app, far).is_empty(),
+        "a normal boss out of range should leave"
+    );
+}
+
+#[test]
+fn moving_to_another_instance_leaves_and_enters_in_one_update() {
+    let mut app = Checked::new(AoiPlugin::default());
+    let w = app.world();
+    let a = w.spawn((Position::new(0.0, 0.0), ViewRange::new(10.0))).id();
+    let b = w
+        .spawn((Position::new(1.0, 0.0), ViewRange::new(10.0), AoiInstance(1)))
+        .id();
+    let c = w
+        .spawn((Position::new(2.0, 0.0), ViewRange::new(10.0), AoiInstance(1)))
+        .id();
+    app.update();
+    assert!(
+        sorted(&mut app, a).is_empty(),
+        "entities of different instances should not see each other"
+    );
+    assert_eq!(
+        sorted(&mut app, b),
+        vec![c],
+        "entities of one instance should see each other"
+    );
+    let before = (app.total_enters, app.total_leaves);
+    app.world().entity_mut(a).insert(AoiInstance(1));
+    app.update();
+    assert_eq!(
+        sorted(&mut app, a),
+        both(b, c),
+        "a should see the new instance's entities"
+    );
+    assert_eq!(
+        (app.total_enters - before.0, app.total_leaves - before.1),
+        (4, 0),
+        "a's move should enter 4 pairs"
+    );
+    app.world().entity_mut(a).remove::<AoiInstance>();
+    app.update();
+    assert!(
+        sorted(&mut app, a).is_empty(),
+        "back in instance 0, a should see nobody"
+    );
+}
+
+#[test]
+fn watchers_added_late_are_filled_and_follow_the_sets() {
+    let mut app = Checked::new(AoiPlugin::default());
+    let w = app.world();
+    let t = w.spawn(Position::new(0.0, 0.0)).id();
+    let o1 = w.spawn((Position::new(1.0, 0.0), ViewRange::new(5.0))).id();
+    let o2 = w.spawn((Position::new(2.0, 0.0), ViewRange::new(5.0))).id();
+    app.update();
+    app.world().entity_mut(t).insert(Watchers::default());
+    app.update();
+    let watchers = |app: &mut Checked| {
+        let mut v: Vec<Entity> = app.world().get::<Watchers>(t).unwrap().iter().collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        watchers(&mut app),
+        both(o1, o2),
+        "a late Watchers should be filled with the current observers"
+    );
+    app.world().get_mut::<Position>(o2).unwrap().x = 100.0;
+    app.update();
+    assert_eq!(
+        watchers(&mut app),
+        vec![o1],
+        "Watchers should drop an observer that moved away"
+    );
+}
+
+#[test]
+fn watched_marker_lingers_after_the_last_player_leaves() {
+    let rule = WatchedRule {
+        by_layers: PLAYER,
+        linger_ticks: 2,
+    };
+    let mut app = Checked::new(AoiPlugin {
+        watched: Some(rule),
+        ..Default::default()
+    });
+    let w = app.world();
+    let monster = w
+        .spawn((
+            Position::new(0.0, 0.0),
+            ViewRange::new(5.0),
+            AoiLayers::new(MONSTER, PLAYER),
+        ))
+        .id();
+    let player = w
+        .spawn((
+            Position::new(3.0, 0.0),
+            ViewRange::new(5.0),
+            AoiLayers::new(PLAYER, AoiLayers::ALL),
+        ))
+        .id();
+    app.update();
+    let watched = |app: &mut Checked| app.world().get::<Watched>(monster).is_some();
+    assert!(watched(&mut app), "a monster seen by a player should be Watched");
+    app.world().get_mut::<Position>(player).unwrap().x = 100.0;
+    app.update();
+    assert!(watched(&mut app), "the marker should stay in the first quiet update");
+    app.update();
+    assert!(watched(&mut app), "the marker should stay in the second quiet update");
+    app.update();
+    assert!(!watched(&mut app), "the marker should go in the third quiet update");
+    assert!(
+        app.world().get::<Watched>(player).is_none(),
+        "the player is seen by no player: never Watched"
+    );
+}
