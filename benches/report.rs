@@ -27,7 +27,18 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// Times the AOI app's whole update; returns (median ms, counts, hash of the message stream).
 fn time_app(walkers: &Walkers, aoi: bool, parallel: bool, ticks: usize) -> (f64, (usize, usize), u64) {
-    let mut app = workload::app(walkers.clone(), aoi);
+    time_app_with(walkers, aoi, parallel, false, ticks)
+}
+
+/// As [`time_app`], optionally with the realistic mix of layers.
+fn time_app_with(
+    walkers: &Walkers,
+    aoi: bool,
+    parallel: bool,
+    rules: bool,
+    ticks: usize,
+) -> (f64, (usize, usize), u64) {
+    let mut app = workload::app_with_rules(walkers.clone(), aoi, rules);
     app.insert_resource(AoiSettings {
         parallel,
         ..Default::default()
@@ -222,4 +233,28 @@ fn main() {
             r.counts_agree,
         );
     }
+    if filter.is_empty() || filter.iter().any(|f| "rules".contains(f.as_str())) {
+        rules_cost(ticks);
+    }
+}
+
+/// The cost of the visibility rules: uniform 10k with 10% players, 80% monsters, 10% items
+/// (layers), against the same workload without rules. One thread.
+fn rules_cost(ticks: usize) {
+    let n = 10_000;
+    let walkers = Walkers::new(Kind::Uniform, n, SEED);
+    let (movement, _, _) = time_app(&walkers, false, false, ticks);
+    let (plain, cp, _) = time_app_with(&walkers, true, false, false, ticks);
+    let (rules, cr, _) = time_app_with(&walkers, true, false, true, ticks);
+    println!();
+    println!("| uniform {n}, 1 thread | bevy_aoi own | enters+leaves per tick |");
+    println!("|---|---|---|");
+    let per_tick = |c: (usize, usize)| (c.0 + c.1) / ticks;
+    println!("| no rules | {:.3} ms | {} |", plain - movement, per_tick(cp));
+    println!(
+        "| layers: 10% players, 80% monsters, 10% items | {:.3} ms | {} |",
+        rules - movement,
+        per_tick(cr)
+    );
+    println!("rules / no rules: {:.2}", (rules - movement) / (plain - movement));
 }

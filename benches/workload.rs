@@ -165,14 +165,41 @@ pub fn move_walkers(mut w: ResMut<World2>, mut q: Query<(&Walker, &mut Position)
 
 /// A headless app with the walkers, with or without the AOI.
 pub fn app(walkers: Walkers, aoi: bool) -> App {
+    app_with_rules(walkers, aoi, false)
+}
+
+/// Layers of the realistic mix: 10% players (see everything), 80% monsters (see players), 10%
+/// items (see nothing).
+pub const PLAYER: u32 = 1;
+/// See [`PLAYER`].
+pub const MONSTER: u32 = 2;
+/// See [`PLAYER`].
+pub const ITEM: u32 = 4;
+
+/// The layers of walker `i` in the realistic mix.
+pub fn mix(i: usize) -> AoiLayers {
+    match i % 10 {
+        0 => AoiLayers::new(PLAYER, PLAYER | MONSTER | ITEM),
+        9 => AoiLayers::new(ITEM, 0),
+        _ => AoiLayers::new(MONSTER, PLAYER),
+    }
+}
+
+/// As [`app`], with the realistic mix of layers when `rules` is set (the same entities, all
+/// with the same `ViewRange`, move the same way either way).
+pub fn app_with_rules(walkers: Walkers, aoi: bool, rules: bool) -> App {
     let mut app = App::new();
     if aoi {
         app.add_plugins(AoiPlugin::default());
     }
     for i in 0..walkers.len() {
         let [x, y] = walkers.pos(i);
-        app.world_mut()
+        let mut e = app
+            .world_mut()
             .spawn((Walker(i as u32), Position::new(x, y), ViewRange::new(R)));
+        if rules {
+            e.insert(mix(i));
+        }
     }
     app.insert_resource(World2(walkers)).add_systems(Update, move_walkers);
     app

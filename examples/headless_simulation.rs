@@ -1,5 +1,7 @@
-//! A headless game server tick loop: players and monsters wander a square map; a monster wakes
-//! when a player enters its view and falls asleep when no player is in view; a few players log
+//! A headless game server tick loop with the classic MMO visibility rules: players (2%),
+//! monsters (88%) and items (10%) on a square map. Players see everything; monsters see players
+//! (aggro) but not items; items see nothing. A monster's AI (here: wandering) runs only while it
+//! is `Watched` by a player, and sleeps 30 ticks after the last player leaves. A few players log
 //! out and in every tick. Prints a progress line every `--report-every` ticks and a summary.
 //!
 //! ```text
@@ -7,7 +9,7 @@
 //! ```
 //!
 //! Flags: `--entities N` (default 5000), `--ticks T` (300), `--seed S` (1), `--report-every K`
-//! (50), `--players-percent P` (10).
+//! (50).
 
 use std::time::Instant;
 
@@ -15,30 +17,29 @@ use bevy_aoi::prelude::*;
 use bevy_app::prelude::*;
 use bevy_ecs::prelude::*;
 
+const PLAYER: u32 = 1 << 0;
+const MONSTER: u32 = 1 << 1;
+const ITEM: u32 = 1 << 2;
 /// View radius of players (what their client is sent).
 const PLAYER_VIEW: f32 = 100.0;
 /// Aggro radius of monsters.
 const MONSTER_VIEW: f32 = 40.0;
 /// Units moved per tick.
 const SPEED: f32 = 4.0;
+/// Ticks a monster stays awake after the last player stops seeing it.
+const AI_LINGER: u32 = 30;
 
 #[derive(Component)]
 struct Player;
 
-/// A monster's AI state: awake while a player is in its view.
-#[derive(Component, Default)]
-struct Monster {
-    awake: bool,
-}
+#[derive(Component)]
+struct Monster;
 
 #[derive(Component)]
 struct Heading(f32);
 
 #[derive(Resource)]
-struct Config {
-    side: f32,
-    players_percent: u32,
-}
+struct Side(f32);
 
 /// xorshift64*, enough for wandering.
 #[derive(Resource)]
@@ -57,82 +58,102 @@ impl Rng {
 struct Stats {
     enters: u64,
     leaves: u64,
-    awake: u32,
+    aggro: u64,
     wakeups: u64,
 }
 
-fn spawn_one(commands: &mut Commands, rng: &mut Rng, cfg: &Config, player: bool) {
-    let pos = Position::new(rng.next_f32() * cfg.side, rng.next_f32() * cfg.side);
+fn spawn_player(commands: &mut Commands, rng: &mut Rng, side: f32) {
+    let pos = Position::new(rng.next_f32() * side, rng.next_f32() * side);
     let heading = Heading(rng.next_f32() * core::f32::consts::TAU);
-    if player {
-        commands.spawn((Player, pos, heading, ViewRange::new(PLAYER_VIEW)));
-    } else {
-        commands.spawn((Monster::default(), pos, heading, ViewRange::new(MONSTER_VIEW)));
-    }
+    let layers = AoiLayers::new(PLAYER, PLAYER | MONSTER | ITEM);
+    // Players broadcast their moves to whoever sees them: they keep a `Watchers` set.
+    commands.spawn((
+        Player,
+        pos,
+        heading,
+        ViewRange::new(PLAYER_VIEW),
+        layers,
+        Watchers::default(),
+    ));
 }
 
-fn setup(mut commands: Commands, mut rng: ResMut<Rng>, cfg: Res<Config>, args: Res<Args>) {
+fn setup(mut commands: Commands, mut rng: ResMut<Rng>, side: Res<Side>, args: Res<Args>) {
     for i in 0..args.entities {
-        let player = (i % 100) < cfg.players_percent as usize;
-        spawn_one(&mut commands, &mut rng, &cfg, player);
+        let pos = Position::new(rng.next_f32() * side.0, rng.next_f32() * side.0);
+        let heading = Heading(rng.next_f32() * core::f32::consts::TAU);
+        match i % 50 {
+            0 => spawn_player(&mut commands, &mut rng, side.0),
+            1..=5 => {
+                commands.spawn((pos, AoiLayers::new(ITEM, 0)));
+            }
+            _ => {
+                let layers = AoiLayers::new(MONSTER, PLAYER);
+                commands.spawn((Monster, pos, heading, ViewRange::new(MONSTER_VIEW), layers));
+            }
+        }
     }
 }
 
-/// Everyone wanders and bounces off the map edges.
-fn wander(mut q: Query<(&mut Position, &mut Heading)>, mut rng: ResMut<Rng>, cfg: Res<Config>) {
+fn step(p: &mut Position, h: &mut Heading, rng: &mut Rng, side: f32) {
+    if rng.next_f32() < 0.05 {
+        h.0 = rng.next_f32() * core::f32::consts::TAU;
+    }
+    let (x, y) = (p.x + SPEED * h.0.cos(), p.y + SPEED * h.0.sin());
+    if !(0.0..=side).contains(&x) || !(0.0..=side).contains(&y) {
+        h.0 += core::f32::consts::PI;
+    } else {
+        *p = Position::new(x, y);
+    }
+}
+
+/// Players always move.
+fn move_players(mut q: Query<(&mut Position, &mut Heading), With<Player>>, mut rng: ResMut<Rng>, side: Res<Side>) {
     for (mut p, mut h) in &mut q {
-        if rng.next_f32() < 0.05 {
-            h.0 = rng.next_f32() * core::f32::consts::TAU;
-        }
-        let (x, y) = (p.x + SPEED * h.0.cos(), p.y + SPEED * h.0.sin());
-        if !(0.0..=cfg.side).contains(&x) || !(0.0..=cfg.side).contains(&y) {
-            h.0 += core::f32::consts::PI;
-        } else {
-            *p = Position::new(x, y);
-        }
+        step(&mut p, &mut h, &mut rng, side.0);
+    }
+}
+
+/// Monsters whose AI runs: those the `Watched` marker is on.
+type AwakeMonster = (With<Monster>, With<Watched>);
+
+/// Monster AI: runs only for monsters a player sees (or saw within `AI_LINGER` ticks).
+fn monster_ai(
+    mut q: Query<(&mut Position, &mut Heading), AwakeMonster>,
+    mut rng: ResMut<Rng>,
+    side: Res<Side>,
+) {
+    for (mut p, mut h) in &mut q {
+        step(&mut p, &mut h, &mut rng, side.0);
     }
 }
 
 /// A few players log out (despawn) and as many log in, so sets see churn every tick.
-fn churn(mut commands: Commands, players: Query<Entity, With<Player>>, mut rng: ResMut<Rng>, cfg: Res<Config>) {
+fn churn(mut commands: Commands, players: Query<Entity, With<Player>>, mut rng: ResMut<Rng>, side: Res<Side>) {
     for e in &players {
         if rng.next_f32() < 0.002 {
             commands.entity(e).despawn();
-            spawn_one(&mut commands, &mut rng, &cfg, true);
+            spawn_player(&mut commands, &mut rng, side.0);
         }
     }
 }
 
-/// Monster AI reacting to AOI messages, in the same frame, right after the AOI: a monster whose
-/// view changed re-checks its (exact) `InterestSet` for players.
-fn monster_ai(
+/// Reacts to the AOI messages in the same frame, right after the AOI: counts them, and counts
+/// "aggro" (a player entering a monster's view).
+fn on_view(
     mut enters: MessageReader<EnterView>,
     mut leaves: MessageReader<LeaveView>,
-    mut monsters: Query<(&mut Monster, &InterestSet)>,
-    players: Query<(), With<Player>>,
+    monsters: Query<(), With<Monster>>,
+    woke: Query<(), (With<Monster>, Added<Watched>)>,
     mut stats: ResMut<Stats>,
 ) {
-    let mut changed: Vec<Entity> = enters.read().map(|e| e.observer).collect();
-    let entered = changed.len();
-    changed.extend(leaves.read().map(|l| l.observer));
-    stats.enters += entered as u64;
-    stats.leaves += (changed.len() - entered) as u64;
-    for observer in changed {
-        // LeaveView may name a despawned observer (a player who logged out): `get_mut` skips it.
-        let Ok((mut monster, sees)) = monsters.get_mut(observer) else {
-            continue;
-        };
-        let awake = sees.iter().any(|t| players.contains(t));
-        if awake != monster.awake {
-            monster.awake = awake;
-            if awake {
-                stats.awake += 1;
-                stats.wakeups += 1;
-            } else {
-                stats.awake -= 1;
-            }
+    for e in enters.read() {
+        stats.enters += 1;
+        if monsters.contains(e.observer) {
+            stats.aggro += 1;
         }
     }
+    stats.leaves += leaves.read().count() as u64;
+    stats.wakeups += woke.iter().count() as u64;
 }
 
 #[derive(Resource)]
@@ -141,7 +162,6 @@ struct Args {
     ticks: usize,
     seed: u64,
     report_every: usize,
-    players_percent: u32,
 }
 
 fn parse_args() -> Args {
@@ -150,7 +170,6 @@ fn parse_args() -> Args {
         ticks: 300,
         seed: 1,
         report_every: 50,
-        players_percent: 10,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -165,7 +184,6 @@ fn parse_args() -> Args {
             "--ticks" => args.ticks = num() as usize,
             "--seed" => args.seed = num(),
             "--report-every" => args.report_every = (num() as usize).max(1),
-            "--players-percent" => args.players_percent = num().min(100) as u32,
             _ => panic!("unknown flag {flag}; see the doc comment of examples/headless_simulation.rs"),
         }
     }
@@ -174,23 +192,26 @@ fn parse_args() -> Args {
 
 fn main() {
     let args = parse_args();
-    // One entity per 400 square units, as in the benchmarks.
-    let side = 20.0 * (args.entities as f32).sqrt();
+    // One entity per 1600 square units: players' views cover about a third of the map.
+    let side = 40.0 * (args.entities as f32).sqrt();
     let (ticks, report_every) = (args.ticks, args.report_every);
     let mut app = App::new();
-    app.add_plugins(AoiPlugin::default())
-        .insert_resource(Config {
-            side,
-            players_percent: args.players_percent,
-        })
-        .insert_resource(Rng(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1))
-        .insert_resource(args)
-        .init_resource::<Stats>()
-        .add_systems(Startup, setup)
-        .add_systems(Update, (wander, churn).chain())
-        .add_systems(PostUpdate, monster_ai.after(AoiSystems::Last));
+    app.add_plugins(AoiPlugin {
+        watched: Some(WatchedRule {
+            by_layers: PLAYER,
+            linger_ticks: AI_LINGER,
+        }),
+        ..Default::default()
+    })
+    .insert_resource(Side(side))
+    .insert_resource(Rng(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1))
+    .insert_resource(args)
+    .init_resource::<Stats>()
+    .add_systems(Startup, setup)
+    .add_systems(Update, (move_players, monster_ai, churn).chain())
+    .add_systems(PostUpdate, on_view.after(AoiSystems::Last));
 
-    println!("tick | enters | leaves | mean interest | awake monsters | ms/tick");
+    println!("tick | enters | leaves | mean interest | awake monsters | mean watchers/player | ms/tick");
     let start = Instant::now();
     let mut window = Instant::now();
     let mut last = (0, 0);
@@ -202,14 +223,20 @@ fn main() {
             let (count, total) = sets
                 .iter(world)
                 .fold((0usize, 0usize), |(c, t), s| (c + 1, t + s.len()));
+            let awake = world
+                .query_filtered::<(), (With<Monster>, With<Watched>)>()
+                .iter(world)
+                .count();
+            let mut w = world.query::<&Watchers>();
+            let (players, watchers) = w.iter(world).fold((0usize, 0usize), |(c, t), s| (c + 1, t + s.len()));
             let stats = world.resource::<Stats>();
             let ms = window.elapsed().as_secs_f64() * 1e3 / report_every as f64;
             println!(
-                "{tick:>4} | {:>6} | {:>6} | {:>13.1} | {:>14} | {ms:>7.2}",
+                "{tick:>4} | {:>6} | {:>6} | {:>13.1} | {awake:>14} | {:>20.1} | {ms:>7.2}",
                 stats.enters - last.0,
                 stats.leaves - last.1,
                 total as f64 / count.max(1) as f64,
-                stats.awake,
+                watchers as f64 / players.max(1) as f64,
             );
             last = (stats.enters, stats.leaves);
             window = Instant::now();
@@ -220,12 +247,13 @@ fn main() {
     let pairs: usize = sets.iter(world).map(InterestSet::len).sum();
     let stats = world.resource::<Stats>();
     println!(
-        "summary: {ticks} ticks in {:.2} s ({:.2} ms/tick), {} enters, {} leaves, {} monster wake-ups; \
-         enters - leaves = {} = visible pairs now {}: {}",
+        "summary: {ticks} ticks in {:.2} s ({:.2} ms/tick), {} enters, {} leaves, {} aggro events, \
+         {} monster wake-ups; enters - leaves = {} = visible pairs now {}: {}",
         start.elapsed().as_secs_f64(),
         start.elapsed().as_secs_f64() * 1e3 / ticks as f64,
         stats.enters,
         stats.leaves,
+        stats.aggro,
         stats.wakeups,
         stats.enters - stats.leaves,
         pairs,
