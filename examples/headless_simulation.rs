@@ -117,11 +117,7 @@ fn move_players(mut q: Query<(&mut Position, &mut Heading), With<Player>>, mut r
 type AwakeMonster = (With<Monster>, With<Watched>);
 
 /// Monster AI: runs only for monsters a player sees (or saw within `AI_LINGER` ticks).
-fn monster_ai(
-    mut q: Query<(&mut Position, &mut Heading), AwakeMonster>,
-    mut rng: ResMut<Rng>,
-    side: Res<Side>,
-) {
+fn monster_ai(mut q: Query<(&mut Position, &mut Heading), AwakeMonster>, mut rng: ResMut<Rng>, side: Res<Side>) {
     for (mut p, mut h) in &mut q {
         step(&mut p, &mut h, &mut rng, side.0);
     }

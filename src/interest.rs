@@ -4,12 +4,18 @@
 //! A pair's visibility can only change if one of its ends is on the shortlist. Two kinds of work
 //! cover every such pair exactly once:
 //! - **changed observers** recompute their whole list by scanning the occupied cells of their
-//!   window. Observers are grouped by cell so the cell lookups happen once per group. The diff
-//!   against the old list uses per-task stamps, so no list is ever sorted.
-//! - **changed targets** look for *unchanged* observers around their old and new positions. For
-//!   such an observer nothing else moved in the pair, so before/after are two distance tests; no
-//!   list is searched. Changed observers are skipped there: their members carry `r2 = -1` during
-//!   the tick.
+//!   window (the layer and visibility rules are part of the hit test), then append their
+//!   instance's `Always`-visible targets. Observers are grouped by cell so the window is looked
+//!   up once per group. The diff against the old list uses per-task stamps, so no list is ever
+//!   sorted.
+//! - **changed targets** look for *unchanged* observers around their old and new positions (or
+//!   in their whole instance when they are or were `Always` visible). For such an observer
+//!   nothing else changed in the pair, so before/after are two evaluations of the rule with the
+//!   target's old and new state; only a leave then searches the observer's list, to edit it.
+//!   Changed observers are skipped there: their members carry `r2 = -1` during the tick.
+//!
+//! Tasks take contiguous runs of cell groups (then of changed targets) and their outputs are
+//! concatenated in run order, so the result does not depend on the number of threads.
 
 use bevy_ecs::{entity::Entity, system::Query};
 use bevy_tasks::TaskPool;
@@ -248,31 +254,23 @@ impl Work {
         };
         let total = self.order.len();
         let per_task = total.div_ceil(tasks).max(1);
-        // Cut the groups into `tasks` runs of about `per_task` observers.
-        let mut bounds: SmallVec<[usize; 17]> = SmallVec::new();
-        bounds.push(0);
-        for (g, &(_, start)) in self.groups.iter().enumerate() {
-            if start as usize >= per_task * bounds.len() && bounds.len() < tasks {
-                bounds.push(g);
-            }
-        }
-        while bounds.len() <= tasks {
-            bounds.push(self.groups.len());
-        }
+        // Task `k` takes observers `k * per_task..(k + 1) * per_task` of `order`, which may start
+        // or end inside a cell group (a crowded cell is shared between tasks; each part looks
+        // its window up). Outputs concatenate in task order, i.e. in `order`.
         let groups = &self.groups[..];
         let order = &self.order[..];
         let mut taken = &mut self.taken[..];
         let mut taken_sets = &mut self.taken_sets[..];
         let mut jobs: SmallVec<[_; 16]> = SmallVec::new();
         for (k, scratch) in self.scratch[..tasks].iter_mut().enumerate() {
-            let (g0, g1) = (bounds[k], bounds[k + 1]);
-            let o0 = groups.get(g0).map_or(total, |g| g.1 as usize);
-            let o1 = groups.get(g1).map_or(total, |g| g.1 as usize);
-            let (lists, rest) = core::mem::take(&mut taken).split_at_mut(o1 - o0);
+            let (lo, hi) = ((k * per_task).min(total), ((k + 1) * per_task).min(total));
+            let (lists, rest) = core::mem::take(&mut taken).split_at_mut(hi - lo);
             taken = rest;
-            let (sets, rest) = core::mem::take(&mut taken_sets).split_at_mut(o1 - o0);
+            let (sets, rest) = core::mem::take(&mut taken_sets).split_at_mut(hi - lo);
             taken_sets = rest;
-            jobs.push((g0..g1, o0, lists, sets, scratch));
+            // The group holding observer `lo`.
+            let first = groups.partition_point(|g| g.1 as usize <= lo).saturating_sub(1);
+            jobs.push((lo..hi, first, lists, sets, scratch));
         }
         type Job<'a> = (
             core::ops::Range<usize>,
@@ -281,16 +279,20 @@ impl Work {
             &'a mut [Vec<Entity>],
             &'a mut Scratch,
         );
-        let run = |(range, o0, lists, sets, scratch): Job| {
+        let run = |(range, mut g, lists, sets, scratch): Job| {
             scratch.clear();
-            for g in range {
-                let end = groups.get(g + 1).map_or(total, |n| n.1 as usize);
-                let start = groups[g].1 as usize;
+            let mut at = range.start;
+            while at < range.end {
+                let group_end = groups.get(g + 1).map_or(total, |n| n.1 as usize);
+                let end = group_end.min(range.end);
+                let (a, b) = (at - range.start, end - range.start);
                 let out = Out {
-                    lists: &mut lists[start - o0..end - o0],
-                    sets: &mut sets[start - o0..end - o0],
+                    lists: &mut lists[a..b],
+                    sets: &mut sets[a..b],
                 };
-                recompute_group(view, groups[g].0, &order[start..end], out, scratch);
+                recompute_group(view, groups[g].0, &order[at..end], out, scratch);
+                at = end;
+                g += 1;
             }
         };
         match pool {
