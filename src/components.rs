@@ -76,7 +76,9 @@ impl ViewRange {
 /// What an observer sees now: every other target within its [`ViewRange`], kept exact by the
 /// plugin after each update of [`AoiSystems::ComputeInterest`](crate::AoiSystems::ComputeInterest).
 ///
-/// Read-only for users (its contents can only be changed by the plugin). Stored as a contiguous
+/// Read-only for users (its contents can only be changed by the plugin). To stop an entity
+/// observing, remove its `ViewRange` (the set is emptied, with a `LeaveView` per target); do not
+/// remove the `InterestSet` itself from an observer. Stored as a contiguous
 /// `Vec` in a deterministic order (the order the index found the targets in: the same inputs give
 /// the same order, whatever the thread count), not sorted: keeping it sorted would cost a search
 /// and a shift per change, which at tens of thousands of changes per tick is as much as the whole

@@ -32,8 +32,9 @@ impl Default for AoiSettings {
     }
 }
 
-/// What the last AOI update did, for diagnostics and tuning. Read-only; refreshed by every update
-/// that had changes (an update without changes leaves it as it was, except `changed`).
+/// What the last AOI update did, for diagnostics and tuning. Read-only; refreshed by every AOI
+/// update (the index counters only by those that had changes, since they cannot change
+/// otherwise).
 ///
 /// ```
 /// use bevy_app::prelude::*;
@@ -41,10 +42,13 @@ impl Default for AoiSettings {
 /// let mut app = App::new();
 /// app.add_plugins(AoiPlugin::default());
 /// app.world_mut().spawn((Position::new(0.0, 0.0), ViewRange::new(10.0)));
-/// app.world_mut().spawn(Position::new(1.0, 0.0));
+/// let target = app.world_mut().spawn(Position::new(1.0, 0.0)).id();
+/// app.update();
+/// app.world_mut().get_mut::<Position>(target).unwrap().x = 50.0;
 /// app.update();
 /// let stats = app.world().resource::<AoiStats>();
-/// assert_eq!((stats.entities, stats.observers, stats.enters), (2, 1, 1));
+/// assert_eq!((stats.entities, stats.observers, stats.changed), (2, 1, 1));
+/// assert_eq!((stats.enters, stats.leaves), (0, 1), "the target walked out of view");
 /// ```
 #[derive(Resource, Clone, Debug, Default, PartialEq)]
 pub struct AoiStats {

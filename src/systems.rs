@@ -83,6 +83,8 @@ pub(crate) fn compute_interest(
     let index = &mut *index;
     stats.changed = index.changes.len();
     if index.changes.is_empty() {
+        stats.enters = 0;
+        stats.leaves = 0;
         if let Some(watch) = &mut work.0.watch {
             watch.finish(&mut commands);
         }
