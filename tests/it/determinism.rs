@@ -3,7 +3,7 @@
 use bevy_aoi::prelude::*;
 use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
 
-use crate::harness::{Checked, Pairs, Scenario, SetsInOrder};
+use crate::harness::{Checked, Pairs, Scenario, SetsInOrder, drift};
 
 /// The messages and the sets' iteration order of every update.
 fn record(parallel: bool) -> (Vec<(Pairs, Pairs)>, Vec<SetsInOrder>) {
@@ -21,10 +21,7 @@ fn record(parallel: bool) -> (Vec<(Pairs, Pairs)>, Vec<SetsInOrder>) {
     for _ in 0..40 {
         sc.step(app.world());
         // Everyone drifts, so most of the work is parallel.
-        let mut q = app.world().query::<&mut Position>();
-        for (i, mut p) in q.iter_mut(app.world()).enumerate() {
-            p.x += if i % 2 == 0 { 3.0 } else { -2.0 };
-        }
+        drift(app.world(), |i| (if i % 2 == 0 { 3.0 } else { -2.0 }, 0.0));
         app.update();
     }
     (app.log, app.sets_log)

@@ -7,28 +7,38 @@ use bevy_aoi::prelude::*;
 use bevy_app::prelude::*;
 use bevy_ecs::{message::MessageCursor, prelude::*};
 
-/// `SplitMix64`, as in BENCHMARKS.md.
-pub struct Rng(pub u64);
+pub use crate::workload::Rng;
 
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    pub fn u01(&mut self) -> f64 {
-        (self.next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-    pub fn below(&mut self, n: usize) -> usize {
+/// Draws the scenarios need on top of the benchmarks' `SplitMix64`.
+pub trait Draws {
+    /// A whole number in `0..n`.
+    fn below(&mut self, n: usize) -> usize;
+    /// A number in `lo..hi`.
+    fn range(&mut self, lo: f32, hi: f32) -> f32;
+    /// True with probability `p`.
+    fn chance(&mut self, p: f64) -> bool;
+}
+
+impl Draws for Rng {
+    fn below(&mut self, n: usize) -> usize {
         (self.u01() * n as f64) as usize
     }
-    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+    fn range(&mut self, lo: f32, hi: f32) -> f32 {
         lo + (hi - lo) * self.u01() as f32
     }
-    pub fn chance(&mut self, p: f64) -> bool {
+    fn chance(&mut self, p: f64) -> bool {
         self.u01() < p
+    }
+}
+
+/// Moves every entity by `step(i)` (`i`: its index in query order), so most of the work of
+/// the next update is recomputation.
+pub fn drift(world: &mut World, step: impl Fn(usize) -> (f32, f32)) {
+    let mut q = world.query::<&mut Position>();
+    for (i, mut p) in q.iter_mut(world).enumerate() {
+        let (dx, dy) = step(i);
+        p.x += dx;
+        p.y += dy;
     }
 }
 

@@ -6,3 +6,5 @@ mod harness;
 mod oracle;
 mod rules;
 mod schedule;
+#[path = "../../benches/workload.rs"]
+mod workload;

@@ -2,18 +2,24 @@
 
 use bevy_aoi::prelude::*;
 
-use crate::harness::{Checked, Scenario};
+use crate::harness::{Checked, Scenario, drift};
 
-fn run(plugin: AoiPlugin, seed: u64, scale: f32, radius: f32, snap: f32, ticks: usize, population: usize) -> Checked {
-    let plane = plugin.plane;
+/// Drives a seeded scenario (`population` entities, then `ticks` random steps, with random rule
+/// changes when `rules` is set), the harness checking every update against brute force.
+fn run(plugin: AoiPlugin, mut sc: Scenario, ticks: usize, population: usize, rules: bool) -> Checked {
     let mut app = Checked::new(plugin);
-    let mut sc = Scenario::new(seed, scale, radius, snap, plane);
     for _ in 0..population {
         sc.spawn(app.world());
+    }
+    if rules {
+        sc.step_rules(app.world());
     }
     app.update();
     for _ in 0..ticks {
         sc.step(app.world());
+        if rules {
+            sc.step_rules(app.world());
+        }
         app.update();
     }
     assert!(
@@ -23,22 +29,40 @@ fn run(plugin: AoiPlugin, seed: u64, scale: f32, radius: f32, snap: f32, ticks: 
     app
 }
 
+/// A scenario in the plugin's plane.
+fn scenario(plugin: &AoiPlugin, seed: u64, scale: f32, radius: f32, snap: f32) -> Scenario {
+    Scenario::new(seed, scale, radius, snap, plugin.plane)
+}
+
 #[test]
 fn random_scenarios_match_brute_force_with_auto_cells() {
+    let plugin = AoiPlugin::default();
     for seed in [1, 2, 3, 4] {
-        run(AoiPlugin::default(), seed, 200.0, 40.0, 40.0, 150, 120);
+        run(
+            plugin.clone(),
+            scenario(&plugin, seed, 200.0, 40.0, 40.0),
+            150,
+            120,
+            false,
+        );
     }
 }
 
 #[test]
 fn random_scenarios_match_brute_force_with_small_fixed_cells() {
     // Views span many cells; snapped points land on cell borders.
+    let plugin = AoiPlugin {
+        cell_size: CellSize::Fixed(7.0),
+        ..Default::default()
+    };
     for seed in [11, 12] {
-        let plugin = AoiPlugin {
-            cell_size: CellSize::Fixed(7.0),
-            ..Default::default()
-        };
-        run(plugin, seed, 150.0, 30.0, 7.0, 120, 100);
+        run(
+            plugin.clone(),
+            scenario(&plugin, seed, 150.0, 30.0, 7.0),
+            120,
+            100,
+            false,
+        );
     }
 }
 
@@ -48,34 +72,32 @@ fn random_scenarios_match_brute_force_with_huge_cells() {
         cell_size: CellSize::Fixed(10_000.0),
         ..Default::default()
     };
-    run(plugin, 21, 300.0, 50.0, 0.0, 100, 80);
+    run(plugin.clone(), scenario(&plugin, 21, 300.0, 50.0, 0.0), 100, 80, false);
 }
 
 #[test]
 fn random_scenarios_match_brute_force_in_xz_and_xyz() {
+    let plugin = AoiPlugin {
+        plane: Plane::XZ,
+        ..Default::default()
+    };
     run(
-        AoiPlugin {
-            plane: Plane::XZ,
-            ..Default::default()
-        },
-        31,
-        200.0,
-        40.0,
-        20.0,
+        plugin.clone(),
+        scenario(&plugin, 31, 200.0, 40.0, 20.0),
         100,
         100,
+        false,
     );
+    let plugin = AoiPlugin {
+        plane: Plane::XYZ,
+        ..Default::default()
+    };
     run(
-        AoiPlugin {
-            plane: Plane::XYZ,
-            ..Default::default()
-        },
-        32,
-        120.0,
-        50.0,
-        25.0,
+        plugin.clone(),
+        scenario(&plugin, 32, 120.0, 50.0, 25.0),
         100,
         100,
+        false,
     );
 }
 
@@ -87,12 +109,19 @@ fn random_scenarios_match_brute_force_with_bounds() {
         ..Default::default()
     };
     // Points reach 3x the bounds: some are clamped into border cells, some are bad input.
-    run(plugin, 41, 300.0, 40.0, 20.0, 120, 100);
+    run(
+        plugin.clone(),
+        scenario(&plugin, 41, 300.0, 40.0, 20.0),
+        120,
+        100,
+        false,
+    );
 }
 
 #[test]
 fn random_scenarios_match_brute_force_when_crowded() {
-    run(AoiPlugin::default(), 51, 30.0, 25.0, 5.0, 80, 150);
+    let plugin = AoiPlugin::default();
+    run(plugin.clone(), scenario(&plugin, 51, 30.0, 25.0, 5.0), 80, 150, false);
 }
 
 #[test]
@@ -111,13 +140,11 @@ fn dense_world_where_everyone_crosses_cells_matches_brute_force() {
     app.update();
     for tick in 0..40 {
         sc.step(app.world());
-        let mut q = app.world().query::<&mut Position>();
-        for (i, mut p) in q.iter_mut(app.world()).enumerate() {
-            // Back and forth over half a cell: about every other step crosses a border.
+        // Back and forth over half a cell: about every other step crosses a border.
+        drift(app.world(), |i| {
             let d = if (i + tick) % 2 == 0 { 4.0 } else { -4.0 };
-            p.x += d;
-            p.y -= d * 0.5;
-        }
+            (d, -d * 0.5)
+        });
         app.update();
     }
     let renumbers = app.world().resource::<AoiStats>().renumbers;
@@ -127,32 +154,18 @@ fn dense_world_where_everyone_crosses_cells_matches_brute_force() {
     );
 }
 
-fn run_with_rules(plugin: AoiPlugin, seed: u64, ticks: usize, population: usize) -> Checked {
-    let plane = plugin.plane;
-    let mut app = Checked::new(plugin);
-    let mut sc = Scenario::new(seed, 200.0, 40.0, 20.0, plane);
-    for _ in 0..population {
-        sc.spawn(app.world());
-    }
-    sc.step_rules(app.world());
-    app.update();
-    for _ in 0..ticks {
-        sc.step(app.world());
-        sc.step_rules(app.world());
-        app.update();
-    }
-    assert!(
-        app.total_enters > 0 && app.total_leaves > 0,
-        "the scenario should exercise both enters and leaves"
-    );
-    app
-}
-
 #[test]
 fn random_rule_changes_match_brute_force() {
     // Layers, hidden/always, instances and Watchers change at random while entities move.
+    let plugin = AoiPlugin::default();
     for seed in [71, 72, 73] {
-        run_with_rules(AoiPlugin::default(), seed, 150, 120);
+        run(
+            plugin.clone(),
+            scenario(&plugin, seed, 200.0, 40.0, 20.0),
+            150,
+            120,
+            true,
+        );
     }
 }
 
@@ -167,7 +180,13 @@ fn random_rule_changes_match_brute_force_with_small_cells_and_watched() {
         ..Default::default()
     };
     for seed in [81, 82] {
-        run_with_rules(plugin.clone(), seed, 150, 100);
+        run(
+            plugin.clone(),
+            scenario(&plugin, seed, 200.0, 40.0, 20.0),
+            150,
+            100,
+            true,
+        );
     }
     let plugin = AoiPlugin {
         watched: Some(WatchedRule {
@@ -176,5 +195,5 @@ fn random_rule_changes_match_brute_force_with_small_cells_and_watched() {
         }),
         ..Default::default()
     };
-    run_with_rules(plugin, 83, 120, 100);
+    run(plugin.clone(), scenario(&plugin, 83, 200.0, 40.0, 20.0), 120, 100, true);
 }
