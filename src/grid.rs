@@ -22,13 +22,11 @@ pub(crate) struct Member {
     pub slot: u32,
     pub r2: f32,
     pub p: [f32; 3],
-    /// The layers it is in.
-    pub layers: u32,
+    /// The layers it is in, as distance scans may find it: 0 unless its visibility is `Normal`
+    /// (`Always` entities are found through their instance's list, `Hidden` ones not at all).
+    pub seen_by: u32,
     /// The layers it sees (as an observer).
     pub sees: u32,
-    /// Whether distance scans may find it (visibility `Normal`; `Always` entities are found
-    /// through their instance's list, `Hidden` ones not at all).
-    pub scannable: bool,
     /// The entity, so a scan can write `InterestSet`s without looking slots up.
     pub entity: Entity,
 }
@@ -377,9 +375,8 @@ mod tests {
             slot,
             r2: 1.0,
             p: [0.0; 3],
-            layers: u32::MAX,
+            seen_by: u32::MAX,
             sees: u32::MAX,
-            scannable: true,
             entity: Entity::PLACEHOLDER,
         };
         let (c0, i0) = grid.insert([0, 0, 0, 0], m(0));
@@ -431,9 +428,8 @@ mod tests {
             slot,
             r2: -1.0,
             p: [0.0; 3],
-            layers: u32::MAX,
+            seen_by: u32::MAX,
             sees: u32::MAX,
-            scannable: true,
             entity: Entity::PLACEHOLDER,
         };
         let (a, ia) = grid.insert([0, 0, 0, 0], m(0));

@@ -385,9 +385,12 @@ impl AoiIndex {
             slot: s,
             r2: if slot.dirty { -1.0 } else { slot.r2 },
             p: slot.p,
-            layers: slot.rules.member,
+            seen_by: if slot.rules.mode == AoiVisibility::Normal {
+                slot.rules.member
+            } else {
+                0
+            },
             sees: slot.rules.sees,
-            scannable: slot.rules.mode == AoiVisibility::Normal,
             entity: slot.entity,
         }
     }

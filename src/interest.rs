@@ -395,43 +395,39 @@ fn recompute_group(view: View, cell: u32, observers: &[u32], out: Out, scratch: 
         for &t in list.iter() {
             scratch.stamps[t as usize] = e;
         }
-        // Branch-free filter into buffers that only ever grow: every candidate is written, the
-        // cursor advances only on a hit, so nothing is filled or truncated per cell. The rules
-        // are part of the hit test: a shared layer bit, and a member distance scans may find.
-        let mut k = 0;
+        // The rules are part of the hit test: a layer shared with what scans may find of the
+        // member. Hits are first collected branch-free as a bit mask per 64 members, then only
+        // the hits are copied out.
+        scratch.fresh.clear();
+        scratch.fresh_entities.clear();
         for &c in &cells {
             let cell = &grid.cells[c as usize];
             if !mine.contains(cell.key) {
                 continue;
             }
-            let need = k + cell.members.len();
-            if scratch.fresh.len() < need {
-                scratch.fresh.resize(need, 0);
-                scratch.fresh_entities.resize(need, Entity::PLACEHOLDER);
-            }
-            let slots_out = &mut scratch.fresh[..need];
-            let entities_out = &mut scratch.fresh_entities[..need];
-            for m in &cell.members {
-                slots_out[k] = m.slot;
-                entities_out[k] = m.entity;
-                let hit = (dist2(me.p, m.p) <= me.r2) & (m.slot != o) & ((me.rules.sees & m.layers) != 0) & m.scannable;
-                k += usize::from(hit);
+            for chunk in cell.members.chunks(64) {
+                let mut mask = 0u64;
+                for (j, m) in chunk.iter().enumerate() {
+                    let hit = (dist2(me.p, m.p) <= me.r2) & (m.slot != o) & ((me.rules.sees & m.seen_by) != 0);
+                    mask |= u64::from(hit) << j;
+                }
+                while mask != 0 {
+                    let m = &chunk[mask.trailing_zeros() as usize];
+                    mask &= mask - 1;
+                    scratch.fresh.push(m.slot);
+                    scratch.fresh_entities.push(m.entity);
+                }
             }
         }
         // `Always`-visible targets of the instance, whatever the distance.
         for &a in always.get(&me.rules.instance).map_or(&[][..], Vec::as_slice) {
             let target = &slots[a as usize];
             if a != o && (me.rules.sees & target.rules.member) != 0 {
-                if scratch.fresh.len() <= k {
-                    scratch.fresh.push(0);
-                    scratch.fresh_entities.push(Entity::PLACEHOLDER);
-                }
-                scratch.fresh[k] = a;
-                scratch.fresh_entities[k] = target.entity;
-                k += 1;
+                scratch.fresh.push(a);
+                scratch.fresh_entities.push(target.entity);
             }
         }
-        let (fresh, fresh_entities) = (&scratch.fresh[..k], &scratch.fresh_entities[..k]);
+        let (fresh, fresh_entities) = (&scratch.fresh[..], &scratch.fresh_entities[..]);
         for &t in fresh {
             let stamp = &mut scratch.stamps[t as usize];
             if *stamp == e {
