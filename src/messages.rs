@@ -75,26 +75,24 @@ pub struct LeaveView {
 pub(crate) struct Outbox {
     pub enters: Vec<EnterView>,
     pub leaves: Vec<LeaveView>,
-    /// Whether to also trigger them as entity events.
-    pub trigger: bool,
 }
 
-/// Writes the outbox as messages (and triggers, if enabled), keeping the buffers.
+/// Triggers the outbox as entity events (added only with `AoiPlugin::entity_events`).
+pub(crate) fn trigger_messages(outbox: Res<Outbox>, mut commands: Commands) {
+    for &ev in &outbox.enters {
+        commands.trigger(ev);
+    }
+    for &ev in &outbox.leaves {
+        commands.trigger(ev);
+    }
+}
+
+/// Writes the outbox as messages, keeping the buffers.
 pub(crate) fn write_messages(
     mut outbox: ResMut<Outbox>,
     mut enters: MessageWriter<EnterView>,
     mut leaves: MessageWriter<LeaveView>,
-    mut commands: Commands,
 ) {
-    let outbox = &mut *outbox;
-    if outbox.trigger {
-        for &ev in outbox.enters.iter() {
-            commands.trigger(ev);
-        }
-        for &ev in outbox.leaves.iter() {
-            commands.trigger(ev);
-        }
-    }
     if !outbox.enters.is_empty() {
         enters.write_batch(outbox.enters.drain(..));
     }

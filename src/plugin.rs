@@ -11,10 +11,10 @@ use crate::{
     config::{AoiBounds, CellSize, Plane, validate},
     index::{AoiIndex, PendingRemovals},
     interest::Work,
-    messages::{EnterView, LeaveView, Outbox, write_messages},
+    messages::{EnterView, LeaveView, Outbox, trigger_messages, write_messages},
     rules::{PendingWatchers, WatchedRule},
     settings::{AoiSettings, AoiStats},
-    systems::{AoiWork, compute_interest, update_index, update_watchers},
+    systems::{AoiWork, compute_interest, update_index, update_watched, update_watchers},
     watch::WatchTracker,
 };
 
@@ -31,7 +31,7 @@ pub enum AoiSystems {
     /// Recomputes the interest of the changed entities. When it ends, every
     /// [`InterestSet`](crate::InterestSet) and [`Watchers`](crate::Watchers) is exact for this
     /// frame's positions and rules (the [`Watched`](crate::Watched) marker changes are queued
-    /// as commands, applied at the end of the schedule).
+    /// as commands, visible to systems after [`AoiSystems::Last`]).
     ComputeInterest,
     /// Writes [`EnterView`]/[`LeaveView`] (and triggers them, if enabled). When it ends, this
     /// frame's messages are readable.
@@ -104,11 +104,8 @@ impl Plugin for AoiPlugin {
             .init_resource::<AoiStats>()
             .init_resource::<PendingRemovals>()
             .init_resource::<PendingWatchers>()
+            .init_resource::<Outbox>()
             .insert_resource(AoiWork(Work::new(self.watched.map(WatchTracker::new))))
-            .insert_resource(Outbox {
-                trigger: self.entity_events,
-                ..Default::default()
-            })
             .insert_resource(AoiIndex::new(self.plane, self.cell_size, self.bounds));
         for schedule in [self.schedule, PostStartup.intern()] {
             app.configure_sets(
@@ -132,6 +129,24 @@ impl Plugin for AoiPlugin {
                     write_messages.in_set(AoiSystems::WriteMessages),
                 ),
             );
+            // Systems with commands cost a sync point each update: only add them when they have
+            // work to do.
+            if self.watched.is_some() {
+                app.add_systems(
+                    schedule,
+                    update_watched
+                        .after(update_watchers)
+                        .in_set(AoiSystems::ComputeInterest),
+                );
+            }
+            if self.entity_events {
+                app.add_systems(
+                    schedule,
+                    trigger_messages
+                        .before(write_messages)
+                        .in_set(AoiSystems::WriteMessages),
+                );
+            }
         }
     }
 }

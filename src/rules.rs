@@ -151,8 +151,8 @@ impl Watchers {
 /// [`AoiPlugin::watched`](crate::AoiPlugin::watched). When the last such observer stops seeing
 /// it, the marker stays for [`WatchedRule::linger_ticks`] AOI updates in a row without one and
 /// is removed in the next ("the monster's AI sleeps a while after the last player leaves"). Use it as a query filter:
-/// `Query<&mut Brain, With<Watched>>`. Inserted and removed through commands applied at the end
-/// of the AOI's schedule.
+/// `Query<&mut Brain, With<Watched>>`. Inserted and removed through commands: systems ordered
+/// after [`AoiSystems::Last`](crate::AoiSystems::Last), or in the next frame, see the change.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Watched;
 

@@ -78,16 +78,12 @@ pub(crate) fn compute_interest(
     settings: Res<AoiSettings>,
     mut stats: ResMut<AoiStats>,
     mut sets: Query<&mut InterestSet>,
-    mut commands: Commands,
 ) {
     let index = &mut *index;
     stats.changed = index.changes.len();
     if index.changes.is_empty() {
         stats.enters = 0;
         stats.leaves = 0;
-        if let Some(watch) = &mut work.0.watch {
-            watch.finish(&mut commands);
-        }
         return;
     }
     let pool = if settings.parallel && cfg!(feature = "multi_threaded") {
@@ -111,9 +107,6 @@ pub(crate) fn compute_interest(
         }
     });
     sync_sets(index, work, &mut sets);
-    if let Some(watch) = &mut work.watch {
-        watch.finish(&mut commands);
-    }
     index.end_tick();
     index.stats(&mut stats);
     stats.enters = outbox.enters.len();
@@ -186,5 +179,13 @@ pub(crate) fn update_watchers(
         } else {
             w.replace(core::iter::empty());
         }
+    }
+}
+
+/// Inserts and removes the [`Watched`](crate::Watched) marker from this update's counts (added
+/// only with `AoiPlugin::watched`). Runs every update, changes or not, so the linger counts.
+pub(crate) fn update_watched(mut work: ResMut<AoiWork>, mut commands: Commands) {
+    if let Some(watch) = &mut work.0.watch {
+        watch.finish(&mut commands);
     }
 }
