@@ -9,19 +9,30 @@ use bevy_ecs::{
 
 #[test]
 fn aoi_systems_have_no_ambiguities() {
-    let mut app = App::new();
-    app.add_plugins(AoiPlugin::default());
-    for label in [PostUpdate.intern(), PostStartup.intern()] {
-        app.edit_schedule(label, |s| {
-            s.set_build_settings(ScheduleBuildSettings {
-                ambiguity_detection: LogLevel::Error,
-                ..Default::default()
+    let with_everything = AoiPlugin {
+        entity_events: true,
+        watched: Some(WatchedRule {
+            by_layers: 1,
+            linger_ticks: 1,
+        }),
+        ..Default::default()
+    };
+    for plugin in [AoiPlugin::default(), with_everything] {
+        let mut app = App::new();
+        app.add_plugins(plugin);
+        for label in [PostUpdate.intern(), PostStartup.intern()] {
+            app.edit_schedule(label, |s| {
+                s.set_build_settings(ScheduleBuildSettings {
+                    ambiguity_detection: LogLevel::Error,
+                    ..Default::default()
+                });
             });
-        });
+        }
+        app.world_mut().spawn((Position::new(0.0, 0.0), ViewRange::new(1.0)));
+        // Building a schedule with an ambiguity panics here.
+        app.update();
+        app.update();
     }
-    app.world_mut().spawn((Position::new(0.0, 0.0), ViewRange::new(1.0)));
-    app.update();
-    app.update();
 }
 
 #[test]
