@@ -139,9 +139,13 @@ impl InterestSet {
         self.targets.push(target);
     }
 
-    /// Removes the entry at `at` by moving the last one there, like the index's list.
+    /// Removes the entry at `at` by moving the last one there, like the index's list. Ignores an
+    /// index past the end, which only a set overwritten by the user can produce (it is rewritten
+    /// whole the next time its observer changes).
     pub(crate) fn swap_remove(&mut self, at: usize) {
-        self.targets.swap_remove(at);
+        if at < self.targets.len() {
+            self.targets.swap_remove(at);
+        }
     }
 }
 
