@@ -99,8 +99,6 @@ pub(crate) struct Slot {
     pub warned: bool,
     /// Layers, visibility mode and instance.
     pub rules: Rules,
-    /// The layers it was in at the start of the tick (meaningful while `dirty`).
-    pub old_member: u32,
 }
 
 impl Slot {
@@ -118,7 +116,6 @@ impl Slot {
             dirty: false,
             warned: false,
             rules: Rules::default(),
-            old_member: u32::MAX,
         }
     }
 
@@ -319,7 +316,6 @@ impl AoiIndex {
                 old_p: slot.p,
                 old_rules: slot.rules,
             });
-            slot.old_member = slot.rules.member;
         }
         if slot.is_observer() {
             remove_radius(&mut self.radii, slot.radius);

@@ -135,21 +135,18 @@ impl Work {
         if self.scratch.len() < 2 * tasks {
             self.scratch.resize_with(2 * tasks, Scratch::default);
         }
-        self.flush_non_observers(index);
-        self.group_observers(index);
         if let Some(watch) = &mut self.watch {
-            // What changed observers saw stops counting; what they see now counts below.
-            for &(o, t) in &self.flushed {
-                if watch.counts(index.slots[o as usize].old_member) {
-                    watch.dec(index.entities[t as usize]);
-                }
-            }
-            for (&o, list) in self.order.iter().zip(&self.taken) {
-                if watch.counts(index.slots[o as usize].old_member) {
+            // What changed observers saw (their lists, still in place) stops counting, with the
+            // layers they had; what they see after the recompute counts below.
+            for ch in &index.changes {
+                if watch.counts(ch.old_rules.member) {
+                    let list = &index.lists[ch.slot as usize];
                     list.iter().for_each(|&t| watch.dec(index.entities[t as usize]));
                 }
             }
         }
+        self.flush_non_observers(index);
+        self.group_observers(index);
         self.taken_sets.clear();
         for &o in &self.order {
             let set = sets.get_mut(index.entities[o as usize]).ok().map(|mut set| set.take());
@@ -295,16 +292,7 @@ impl Work {
                 g += 1;
             }
         };
-        match pool {
-            Some(pool) => {
-                pool.scope(|sc| {
-                    for job in jobs {
-                        sc.spawn(async move { run(job) });
-                    }
-                });
-            }
-            None => jobs.into_iter().for_each(run),
-        }
+        run_jobs(pool, jobs, &run);
         for (i, &s) in self.order.iter().enumerate() {
             index.lists[s as usize] = core::mem::take(&mut self.taken[i]);
         }
@@ -328,16 +316,7 @@ impl Work {
                 scan_target(grid, slots, ch, reach, scratch);
             }
         };
-        match pool {
-            Some(pool) => {
-                pool.scope(|sc| {
-                    for job in changes.chunks(per_task).zip(out.iter_mut()) {
-                        sc.spawn(async move { run(job) });
-                    }
-                });
-            }
-            None => changes.chunks(per_task).zip(out.iter_mut()).for_each(run),
-        }
+        run_jobs(pool, changes.chunks(per_task).zip(out.iter_mut()), &run);
         for s in &self.scratch[tasks..2 * tasks] {
             for &(o, t) in &s.enters {
                 index.lists[o as usize].push(t);
@@ -363,6 +342,21 @@ impl Work {
                 }
             }
         }
+    }
+}
+
+/// Runs every job, each as a task on `pool`, or in order on this thread without one. Jobs write
+/// only to what they own, so the results do not depend on which way they ran.
+fn run_jobs<J: Send>(pool: Option<&TaskPool>, jobs: impl IntoIterator<Item = J>, run: &(impl Fn(J) + Sync)) {
+    match pool {
+        Some(pool) => {
+            pool.scope(|sc| {
+                for job in jobs {
+                    sc.spawn(async move { run(job) });
+                }
+            });
+        }
+        None => jobs.into_iter().for_each(run),
     }
 }
 
