@@ -349,6 +349,18 @@ pub(crate) fn dist2(a: [f32; 3], b: [f32; 3]) -> f32 {
 mod tests {
     use super::*;
 
+    /// A member at the origin, in every layer.
+    fn member(slot: u32, r2: f32) -> Member {
+        Member {
+            slot,
+            r2,
+            p: [0.0; 3],
+            seen_by: u32::MAX,
+            sees: u32::MAX,
+            entity: Entity::PLACEHOLDER,
+        }
+    }
+
     #[test]
     fn window_covers_every_point_the_distance_test_accepts() {
         let grid = Grid::new(10.0, 2, None);
@@ -371,14 +383,7 @@ mod tests {
     #[test]
     fn cells_are_freed_when_empty_and_huge_windows_walk_only_occupied_cells() {
         let mut grid = Grid::new(1.0, 2, None);
-        let m = |slot| Member {
-            slot,
-            r2: 1.0,
-            p: [0.0; 3],
-            seen_by: u32::MAX,
-            sees: u32::MAX,
-            entity: Entity::PLACEHOLDER,
-        };
+        let m = |slot| member(slot, 1.0);
         let (c0, i0) = grid.insert([0, 0, 0, 0], m(0));
         let (c1, _) = grid.insert([1_000_000, 5, 0, 0], m(1));
         assert_eq!(grid.occupied(), 2, "two members in two cells should make two cells");
@@ -424,14 +429,7 @@ mod tests {
     #[test]
     fn neighbour_lists_follow_cells_and_answer_adjacent_windows() {
         let mut grid = Grid::new(10.0, 2, None);
-        let m = |slot| Member {
-            slot,
-            r2: -1.0,
-            p: [0.0; 3],
-            seen_by: u32::MAX,
-            sees: u32::MAX,
-            entity: Entity::PLACEHOLDER,
-        };
+        let m = |slot| member(slot, -1.0);
         let (a, ia) = grid.insert([0, 0, 0, 0], m(0));
         let (b, _) = grid.insert([1, 1, 0, 0], m(1));
         let (c, _) = grid.insert([2, 0, 0, 0], m(2));
