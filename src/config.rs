@@ -42,9 +42,13 @@ impl Plane {
 /// cells a view touches against the number of far candidates tested per cell.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum CellSize {
-    /// Derived from the view ranges in use: the side is the largest [`ViewRange`](crate::ViewRange)
-    /// radius present when the first observer appears, and is re-derived (the grid is rebuilt once)
-    /// whenever the largest radius leaves `[side / 2, side * 2]`.
+    /// Derived from the view ranges in use: the side is 1.0625 times the largest *ordinary*
+    /// [`ViewRange`](crate::ViewRange) radius when the first observer appears (so a view from
+    /// anywhere in a cell stays within the 3×3 cells around it), and is re-derived (the grid is
+    /// rebuilt once) whenever that radius leaves `[side / 2, side * 2]`. A few observers whose
+    /// radius stands out (at most 64, each over twice the radius of the 65th-largest, counted in
+    /// [`AoiStats::wide_observers`](crate::AoiStats::wide_observers)) do not count: a handful of
+    /// watchtowers or game-master cameras never coarsen the grid for everyone else.
     #[default]
     Auto,
     /// A fixed side, in world units. Must be finite and greater than zero.

@@ -10,6 +10,7 @@ use crate::{
     config::{AoiBounds, CellSize, MAX_CELL_SIZE, MIN_CELL_SIZE, Plane},
     grid::{CellKey, Grid, Member, NO_CELL, Window, dist2},
     rules::AoiVisibility,
+    wide::{WideObservers, threshold},
 };
 
 /// The visibility rules of one entity (layers, mode, instance).
@@ -97,6 +98,9 @@ pub(crate) struct Slot {
     pub dirty: bool,
     /// Whether a bad-input warning was logged for it.
     pub warned: bool,
+    /// Whether it is a wide observer ([`crate::wide`]): target scans test it from the wide list,
+    /// so its grid member carries no scan radius.
+    pub wide: bool,
     /// Layers, visibility mode and instance.
     pub rules: Rules,
 }
@@ -115,6 +119,7 @@ impl Slot {
             live: true,
             dirty: false,
             warned: false,
+            wide: false,
             rules: Rules::default(),
         }
     }
@@ -132,6 +137,13 @@ impl Slot {
     #[inline]
     pub fn is_observer(&self) -> bool {
         self.in_grid && self.r2 >= 0.0
+    }
+
+    /// The squared radius its grid member carries for target scans: negative when target scans
+    /// must skip it (not an observer, on this tick's shortlist, or wide).
+    #[inline]
+    fn scan_r2(&self) -> f32 {
+        if self.dirty || self.wide { -1.0 } else { self.r2 }
     }
 }
 
@@ -195,6 +207,8 @@ pub(crate) struct AoiIndex {
     radii: BTreeMap<u32, u32>,
     /// Per instance: the indexed `Always`-visible slots, in the order they became so.
     pub always: BTreeMap<u32, Vec<u32>>,
+    /// The few observers whose radius stands out ([`crate::wide`]).
+    pub wide: WideObservers,
     /// Number of indexed observers.
     pub observers: usize,
     /// Cell changes since slots were last numbered in space order (see [`Self::renumber`]).
@@ -222,6 +236,7 @@ impl AoiIndex {
             changes: Vec::new(),
             radii: BTreeMap::new(),
             always: BTreeMap::new(),
+            wide: WideObservers::default(),
             observers: 0,
             relinks: 0,
             renumbered: 0,
@@ -233,17 +248,39 @@ impl AoiIndex {
         self.by_entity.get(&entity).copied()
     }
 
-    /// Lists the cells where the observers that may see `t` are.
-    pub fn cells_seeing(&self, t: &TargetState, out: &mut Vec<u32>) {
-        if let Some(w) = region(&self.grid, t, self.max_radius()) {
-            self.grid.cells_in(&w, out);
+    /// Pushes every observer that sees slot `s` now into `out` (the grid around it within the
+    /// ordinary reach, then the wide observers). `cells` is a scratch buffer. Only valid between
+    /// ticks (no slot on the shortlist).
+    pub fn observers_seeing(&self, s: u32, cells: &mut Vec<u32>, out: &mut Vec<Entity>) {
+        let t = self.slots[s as usize].target();
+        cells.clear();
+        if let Some(w) = region(&self.grid, &t, self.ordinary_reach()) {
+            self.grid.cells_in(&w, cells);
+        }
+        for &c in cells.iter() {
+            let cell = &self.grid.cells[c as usize];
+            let instance = cell.key[3] as u32;
+            let found = cell.members.iter().filter(|m| m.slot != s && m.r2 >= 0.0);
+            out.extend(
+                found
+                    .filter(|m| sees(m.p, m.r2, m.sees, instance, &t))
+                    .map(|m| m.entity),
+            );
+        }
+        for &w in &self.wide.slots {
+            let o = &self.slots[w as usize];
+            if w != s && sees(o.p, o.r2, o.rules.sees, o.rules.instance, &t) {
+                out.push(o.entity);
+            }
         }
     }
 
-    /// The largest view radius among indexed observers (0 if none).
-    pub fn max_radius(&self) -> f32 {
+    /// The largest view radius among indexed observers that are not wide (0 if none): how far
+    /// around a moving target the grid is searched, and what the automatic cell side follows.
+    pub fn ordinary_reach(&self) -> f32 {
         self.radii
-            .last_key_value()
+            .range(..=self.wide.above.to_bits())
+            .next_back()
             .map_or(0.0, |(&bits, _)| f32::from_bits(bits))
     }
 
@@ -321,6 +358,10 @@ impl AoiIndex {
             remove_radius(&mut self.radii, slot.radius);
             self.observers -= 1;
         }
+        if slot.wide {
+            slot.wide = false;
+            self.wide.remove(s);
+        }
         slot.live = live;
         slot.in_grid = in_grid;
         slot.p = p;
@@ -331,6 +372,10 @@ impl AoiIndex {
         if slot.is_observer() {
             *self.radii.entry(slot.radius.to_bits()).or_default() += 1;
             self.observers += 1;
+            if self.wide.is_wide(slot.radius) {
+                slot.wide = true;
+                self.wide.slots.push(s);
+            }
         }
     }
 
@@ -342,6 +387,7 @@ impl AoiIndex {
             return;
         }
         self.update_always();
+        self.update_wide();
         if let Some(side) = self.wanted_side() {
             self.rebuild(side);
             return;
@@ -379,7 +425,7 @@ impl AoiIndex {
         let slot = &self.slots[s as usize];
         Member {
             slot: s,
-            r2: if slot.dirty { -1.0 } else { slot.r2 },
+            r2: slot.scan_r2(),
             p: slot.p,
             seen_by: if slot.rules.mode == AoiVisibility::Normal {
                 slot.rules.member
@@ -420,6 +466,32 @@ impl AoiIndex {
         }
     }
 
+    /// Re-derives the wide threshold from the radii; when it moved, reclassifies every observer
+    /// (`O(slots)`, only when the set of outstanding radii changes) and lists the wide ones in
+    /// slot order.
+    fn update_wide(&mut self) {
+        let above = threshold(&self.radii);
+        if above.to_bits() == self.wide.above.to_bits() {
+            return;
+        }
+        self.wide.above = above;
+        self.wide.slots.clear();
+        for s in 0..self.slots.len() {
+            let slot = &mut self.slots[s];
+            let wide = slot.is_observer() && self.wide.is_wide(slot.radius);
+            if wide {
+                self.wide.slots.push(s as u32);
+            }
+            if wide != slot.wide {
+                slot.wide = wide;
+                let (cell, idx, r2) = (slot.cell, slot.idx, slot.scan_r2());
+                if cell != NO_CELL {
+                    self.grid.set_r2(cell, idx, r2);
+                }
+            }
+        }
+    }
+
     fn link(&mut self, s: u32, key: CellKey) {
         let member = self.member(s);
         let (cell, idx) = self.grid.insert(key, member);
@@ -434,7 +506,7 @@ impl AoiIndex {
         if self.cell_size != CellSize::Auto {
             return None;
         }
-        let max = self.max_radius();
+        let max = self.ordinary_reach();
         if max <= 0.0 {
             return None;
         }
@@ -443,7 +515,7 @@ impl AoiIndex {
             return None;
         }
         self.side_chosen = true;
-        // A little over the largest radius, so a view from anywhere in a cell, with the window's
+        // A little over the largest ordinary radius, so a view from anywhere in a cell, with the window's
         // rounding margin, stays within the adjacent cells.
         Some((max * AUTO_SIDE_OVER_RADIUS).clamp(MIN_CELL_SIZE, MAX_CELL_SIZE))
     }
@@ -469,8 +541,8 @@ impl AoiIndex {
             let s = self.changes[i].slot as usize;
             let slot = &mut self.slots[s];
             slot.dirty = false;
-            if slot.cell != NO_CELL && slot.r2 >= 0.0 {
-                let (c, idx, r2) = (slot.cell, slot.idx, slot.r2);
+            if slot.cell != NO_CELL && slot.scan_r2() >= 0.0 {
+                let (c, idx, r2) = (slot.cell, slot.idx, slot.scan_r2());
                 self.grid.set_r2(c, idx, r2);
             }
             if !slot.live {
@@ -543,6 +615,7 @@ impl AoiIndex {
         for list in self.always.values_mut() {
             list.iter_mut().for_each(remap);
         }
+        self.wide.slots.iter_mut().for_each(remap);
         permute(&mut self.slots, &new_of_old, || Slot::free(Entity::PLACEHOLDER));
         permute(&mut self.entities, &new_of_old, || Entity::PLACEHOLDER);
         permute(&mut self.lists, &new_of_old, Vec::new);
@@ -577,6 +650,7 @@ impl AoiIndex {
         stats.observers = self.observers;
         stats.cells = self.grid.occupied();
         stats.cell_side = self.grid.side();
+        stats.wide_observers = self.wide.slots.len();
         stats.renumbers = self.renumbered;
     }
 }

@@ -12,7 +12,9 @@
 //!   in their whole instance when they are or were `Always` visible). For such an observer
 //!   nothing else changed in the pair, so before/after are two evaluations of the rule with the
 //!   target's old and new state; only a leave then searches the observer's list, to edit it.
-//!   Changed observers are skipped there: their members carry `r2 = -1` during the tick.
+//!   Changed observers are skipped there: their members carry `r2 = -1` during the tick. The
+//!   few *wide* observers ([`crate::wide`]) are tested from their list instead of the cells, so
+//!   the cells searched follow the ordinary radius, not the largest one.
 //!
 //! Tasks take contiguous runs of cell groups (then of changed targets) and their outputs are
 //! concatenated in run order, so the result does not depend on the number of threads.
@@ -287,7 +289,11 @@ impl Work {
                     lists: &mut lists[a..b],
                     sets: &mut sets[a..b],
                 };
-                recompute_group(view, groups[g].0, &order[at..end], out, scratch);
+                // The window (and so the order of the cells scanned) comes from the whole
+                // group, not this task's part of it, so the order never depends on the split.
+                let group = &order[groups[g].1 as usize..group_end];
+                let reach = group.iter().map(|&o| view.slots[o as usize].radius).fold(0.0, f32::max);
+                recompute_group(view, groups[g].0, reach, &order[at..end], out, scratch);
                 at = end;
                 g += 1;
             }
@@ -309,11 +315,11 @@ impl Work {
             return;
         }
         let (grid, slots, changes) = (&index.grid, &index.slots[..], &index.changes[..]);
-        let reach = index.max_radius();
+        let (reach, wide) = (index.ordinary_reach(), &index.wide.slots[..]);
         let per_task = changes.len().div_ceil(tasks).max(1);
         let run = |(part, scratch): (&[Change], &mut Scratch)| {
             for ch in part {
-                scan_target(grid, slots, ch, reach, scratch);
+                scan_target(grid, slots, wide, ch, reach, scratch);
             }
         };
         run_jobs(pool, changes.chunks(per_task).zip(out.iter_mut()), &run);
@@ -374,10 +380,10 @@ struct View<'a> {
     always: &'a BTreeMap<u32, Vec<u32>>,
 }
 
-/// Recomputes the lists of the changed observers of one cell.
-fn recompute_group(view: View, cell: u32, observers: &[u32], out: Out, scratch: &mut Scratch) {
+/// Recomputes the lists of (some of) the changed observers of one cell; `reach` is the largest
+/// radius of the cell's whole group.
+fn recompute_group(view: View, cell: u32, reach: f32, observers: &[u32], out: Out, scratch: &mut Scratch) {
     let View { grid, slots, always } = view;
-    let reach = observers.iter().map(|&o| slots[o as usize].radius).fold(0.0, f32::max);
     let window = grid.cell_window(grid.cells[cell as usize].key, reach);
     scratch.cells.clear();
     let mut cells = core::mem::take(&mut scratch.cells);
@@ -458,31 +464,38 @@ fn target_cells(grid: &Grid, me: &Slot, ch: &Change, reach: f32, out: &mut Vec<u
     }
 }
 
-/// Finds the unchanged observers whose view of one changed target flips.
-fn scan_target(grid: &Grid, slots: &[Slot], ch: &Change, reach: f32, scratch: &mut Scratch) {
+/// Finds the unchanged observers whose view of one changed target flips: the wide ones from
+/// their list, the others in the cells around the target (within the ordinary `reach`).
+fn scan_target(grid: &Grid, slots: &[Slot], wide: &[u32], ch: &Change, reach: f32, scratch: &mut Scratch) {
     let me = &slots[ch.slot as usize];
-    scratch.cells.clear();
-    target_cells(grid, me, ch, reach, &mut scratch.cells);
     let (now, before) = (me.target(), ch.old_target());
-    for &c in &scratch.cells {
+    // Records the pair if observer `o` (at `p`, seeing `layers` of `instance` within `r2`)
+    // sees the target now and not before, or the other way round.
+    let mut judge = |o: u32, p: [f32; 3], r2: f32, layers: u32, instance: u32| {
+        let is = sees(p, r2, layers, instance, &now);
+        if is != sees(p, r2, layers, instance, &before) {
+            let pairs = if is { &mut scratch.enters } else { &mut scratch.leaves };
+            pairs.push((o, ch.slot));
+        }
+    };
+    for &w in wide {
+        let o = &slots[w as usize];
+        if !o.dirty {
+            judge(w, o.p, o.r2, o.rules.sees, o.rules.instance);
+        }
+    }
+    let mut cells = core::mem::take(&mut scratch.cells);
+    cells.clear();
+    target_cells(grid, me, ch, reach, &mut cells);
+    for &c in &cells {
         let cell = &grid.cells[c as usize];
         if cell.clean_observers == 0 {
             continue;
         }
         let instance = cell.key[3] as u32;
-        for m in &cell.members {
-            if m.r2 < 0.0 {
-                continue;
-            }
-            let was = sees(m.p, m.r2, m.sees, instance, &before);
-            let is = sees(m.p, m.r2, m.sees, instance, &now);
-            if is != was {
-                if is {
-                    scratch.enters.push((m.slot, ch.slot));
-                } else {
-                    scratch.leaves.push((m.slot, ch.slot));
-                }
-            }
+        for m in cell.members.iter().filter(|m| m.r2 >= 0.0) {
+            judge(m.slot, m.p, m.r2, m.sees, instance);
         }
     }
+    scratch.cells = cells;
 }

@@ -83,6 +83,7 @@ mod rules;
 mod settings;
 mod systems;
 mod watch;
+mod wide;
 
 pub use components::{InterestSet, Position, ViewRange};
 pub use config::{AoiBounds, CellSize, Plane};

@@ -60,6 +60,10 @@ pub struct AoiStats {
     pub cells: usize,
     /// Current cell side, in world units.
     pub cell_side: f32,
+    /// Observers whose radius stands out from the others (at most 64, each with a radius over
+    /// twice that of the 65th-largest): moving targets test them one by one instead of
+    /// searching the grid that far, and the automatic cell side ignores them.
+    pub wide_observers: usize,
     /// Entities on the last update's shortlist (moved, re-ranged, added or removed).
     pub changed: usize,
     /// `EnterView` messages of the last update.

@@ -5,7 +5,7 @@ use bevy_tasks::ComputeTaskPool;
 
 use crate::{
     components::{InterestSet, Position, ViewRange},
-    index::{AoiIndex, PendingRemovals, Rules, sees},
+    index::{AoiIndex, PendingRemovals, Rules},
     interest::{Edit, Split, Work},
     messages::{EnterView, LeaveView, Outbox},
     rules::{AoiInstance, AoiLayers, AoiVisibility, PendingWatchers, Watchers},
@@ -142,6 +142,7 @@ pub(crate) fn update_watchers(
     mut pending: ResMut<PendingWatchers>,
     mut watchers: Query<&mut Watchers>,
     mut cells: Local<Vec<u32>>,
+    mut found: Local<Vec<Entity>>,
 ) {
     if watchers.is_empty() {
         pending.0.clear();
@@ -159,26 +160,11 @@ pub(crate) fn update_watchers(
     }
     for target in pending.0.drain(..) {
         let Ok(mut w) = watchers.get_mut(target) else { continue };
-        cells.clear();
-        let seen = index.slot_of(target).map(|s| (s, index.slots[s as usize].target()));
-        if let Some((s, t)) = seen {
-            index.cells_seeing(&t, &mut cells);
-            let grid = &index.grid;
-            let sees_target = |m: &&crate::grid::Member, instance: u32| {
-                m.slot != s && m.r2 >= 0.0 && sees(m.p, m.r2, m.sees, instance, &t)
-            };
-            let observers = cells.iter().flat_map(|&c| {
-                let cell = &grid.cells[c as usize];
-                let instance = cell.key[3] as u32;
-                cell.members
-                    .iter()
-                    .filter(move |m| sees_target(m, instance))
-                    .map(|m| m.entity)
-            });
-            w.replace(observers);
-        } else {
-            w.replace(core::iter::empty());
+        found.clear();
+        if let Some(s) = index.slot_of(target) {
+            index.observers_seeing(s, &mut cells, &mut found);
         }
+        w.replace(found.iter().copied());
     }
 }
 

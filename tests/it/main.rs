@@ -3,6 +3,7 @@
 mod behaviour;
 mod determinism;
 mod harness;
+mod mixed_radii;
 mod oracle;
 mod rules;
 mod schedule;

@@ -1,0 +1,84 @@
+//! Mixed view radii: a crowd of ordinary observers plus a few wide ones (watchtowers, game-master
+//! cameras) that walk, teleport and change radius across classes; every update is checked
+//! against brute force.
+
+use bevy_aoi::prelude::*;
+use bevy_ecs::prelude::*;
+
+use crate::harness::{Checked, Draws, Scenario};
+
+/// Radius of the crowd's observers in these scenarios.
+const ORDINARY: f32 = 20.0;
+/// Radii of the wide observers.
+const WIDE: [f32; 6] = [300.0, 300.0, 300.0, 300.0, 900.0, 900.0];
+
+fn run(seed: u64) -> Checked {
+    let mut app = Checked::new(AoiPlugin::default());
+    let mut sc = Scenario::new(seed, 400.0, ORDINARY, 0.0, Plane::XY);
+    for _ in 0..250 {
+        sc.spawn(app.world());
+    }
+    let wide: Vec<Entity> = WIDE
+        .iter()
+        .enumerate()
+        .map(|(i, &r)| {
+            let p = Position::new(-300.0 + 120.0 * i as f32, 50.0 * (i % 2) as f32);
+            app.world().spawn((p, ViewRange::new(r))).id()
+        })
+        .collect();
+    app.update();
+    for tick in 0..150 {
+        sc.step(app.world());
+        for (i, &w) in wide.iter().enumerate() {
+            let step = if i % 2 == 0 { 7.0 } else { -5.0 };
+            let mut p = app.world().get_mut::<Position>(w).unwrap();
+            p.x = if p.x.abs() > 450.0 {
+                -p.x.signum() * 400.0
+            } else {
+                p.x + step
+            };
+            p.y += step * 0.5;
+        }
+        let k = wide[sc.rng.below(wide.len())];
+        match tick % 20 {
+            // Teleport far away, then back into the crowd.
+            3 => app.world().get_mut::<Position>(k).unwrap().x = 1.0e6,
+            4 => *app.world().get_mut::<Position>(k).unwrap() = sc.point(),
+            // Shrink to an ordinary radius, then grow back (across the classes).
+            9 => app.world().get_mut::<ViewRange>(k).unwrap().radius = ORDINARY,
+            13 => {
+                for (&w, &r) in wide.iter().zip(&WIDE) {
+                    app.world().get_mut::<ViewRange>(w).unwrap().radius = r;
+                }
+            }
+            // An ordinary observer of the crowd becomes wide for a while.
+            16 => {
+                let e = sc.entities[sc.rng.below(sc.entities.len())];
+                if let Some(mut r) = app.world().get_mut::<ViewRange>(e) {
+                    r.radius = 700.0;
+                }
+            }
+            _ => {}
+        }
+        app.update();
+    }
+    app
+}
+
+#[test]
+fn wide_observers_among_a_crowd_match_brute_force() {
+    for seed in [91, 92, 93] {
+        let mut app = run(seed);
+        let stats = app.world().resource::<AoiStats>().clone();
+        assert!(
+            stats.wide_observers > 0,
+            "the outstanding radii should have been set apart as wide observers"
+        );
+        assert!(
+            stats.cell_side < 4.0 * ORDINARY * 1.5,
+            "the automatic cell side should follow the ordinary radii, not the wide ones (is {})",
+            stats.cell_side
+        );
+        assert!(app.total_enters > 1000, "the scenario should produce many enters");
+    }
+}
