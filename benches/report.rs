@@ -236,6 +236,60 @@ fn main() {
     if filter.is_empty() || filter.iter().any(|f| "rules".contains(f.as_str())) {
         rules_cost(ticks);
     }
+    if filter.is_empty() || filter.iter().any(|f| "mixed".contains(f.as_str())) {
+        mixed_cost(ticks);
+    }
+}
+
+/// Updates every app once per tick, in turn, timing each; returns each app's median per tick.
+fn time_interleaved(apps: &mut [bevy_app::App], ticks: usize) -> Vec<f64> {
+    let mut times = vec![Vec::with_capacity(ticks); apps.len()];
+    for tick in 0..WARMUP + ticks {
+        for (app, times) in apps.iter_mut().zip(&mut times) {
+            let t = Instant::now();
+            app.update();
+            if tick >= WARMUP {
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+    }
+    times.into_iter().map(median).collect()
+}
+
+/// Mixed view radii: uniform 10k at radius 100 plus `k` observers of radius `R_big`, static or
+/// walking, against the same world without them (default plugin settings, one thread; the
+/// movement-only, plain and mixed apps are updated in turn every tick).
+fn mixed_cost(ticks: usize) {
+    let n = 10_000;
+    let walkers = Walkers::new(Kind::Uniform, n, SEED);
+    println!();
+    println!("| uniform {n} + k observers of radius R_big, 1 thread | bevy_aoi own | without them | ratio | target |");
+    println!("|---|---|---|---|---|");
+    for (k, r_big, walking) in [
+        (10, 1000.0, false),
+        (2, 3000.0, false),
+        (10, 1000.0, true),
+        (2, 3000.0, true),
+    ] {
+        let mut apps = [
+            workload::app(walkers.clone(), false),
+            workload::app(walkers.clone(), true),
+            workload::app_mixed(walkers.clone(), k, r_big, walking),
+        ];
+        for app in &mut apps[1..] {
+            app.insert_resource(AoiSettings {
+                parallel: false,
+                ..Default::default()
+            });
+        }
+        let t = time_interleaved(&mut apps, ticks);
+        let (plain, mixed) = (t[1] - t[0], t[2] - t[0]);
+        let how = if walking { "walking" } else { "static" };
+        println!(
+            "| k = {k}, R_big = {r_big}, {how} | {mixed:.3} ms | {plain:.3} ms | {:.2} | ≤ 1.3 |",
+            mixed / plain
+        );
+    }
 }
 
 /// The cost of the visibility rules: uniform 10k with 10% players, 80% monsters, 10% items

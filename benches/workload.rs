@@ -99,6 +99,11 @@ impl Walkers {
         self.x.len()
     }
 
+    /// The map side `L`.
+    pub fn side(&self) -> f64 {
+        self.side
+    }
+
     pub fn moves(&self, i: usize) -> bool {
         match self.kind {
             Kind::Static => false,
@@ -203,6 +208,52 @@ pub fn app_with_rules(walkers: Walkers, aoi: bool, rules: bool) -> App {
     }
     app.insert_resource(World2(walkers)).add_systems(Update, move_walkers);
     app
+}
+
+/// A wide observer of the mixed-radii workload, with its heading.
+#[derive(Component)]
+pub struct Tower(pub f32);
+
+/// The map side, for the towers' reflection at the borders.
+#[derive(Resource)]
+pub struct TowerMap(pub f32);
+
+/// As [`app`] with the AOI, plus `k` observers of radius `r_big` spread over the map on a grid.
+/// When `walking`, they move 5 units a tick along a fixed heading, reflecting at the borders (no
+/// random numbers drawn, so the walkers move exactly as without them).
+pub fn app_mixed(walkers: Walkers, k: usize, r_big: f32, walking: bool) -> App {
+    let side = walkers.side() as f32;
+    let mut app = app(walkers, true);
+    let per_row = (k as f64).sqrt().ceil() as usize;
+    for i in 0..k {
+        let (col, row) = ((i % per_row) as f32, (i / per_row) as f32);
+        let at = |c: f32| (c + 0.5) / per_row as f32 * side;
+        let heading = i as f32 * 2.399_963;
+        app.world_mut()
+            .spawn((Position::new(at(col), at(row)), ViewRange::new(r_big), Tower(heading)));
+    }
+    if walking {
+        app.insert_resource(TowerMap(side)).add_systems(Update, move_towers);
+    }
+    app
+}
+
+/// Moves the towers of [`app_mixed`].
+pub fn move_towers(map: Res<TowerMap>, mut q: Query<(&mut Tower, &mut Position)>) {
+    let l = map.0;
+    for (mut tower, mut pos) in &mut q {
+        let h = &mut tower.0;
+        let (mut x, mut y) = (pos.x + 5.0 * h.cos(), pos.y + 5.0 * h.sin());
+        if x < 0.0 || x > l {
+            x = x.clamp(0.0, l);
+            *h = core::f32::consts::PI - *h;
+        }
+        if y < 0.0 || y > l {
+            y = y.clamp(0.0, l);
+            *h = -*h;
+        }
+        *pos = Position::new(x, y);
+    }
 }
 
 /// Exact visibility, as the crate computes it.

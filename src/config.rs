@@ -46,7 +46,7 @@ pub enum CellSize {
     /// [`ViewRange`](crate::ViewRange) radius when the first observer appears (so a view from
     /// anywhere in a cell stays within the 3×3 cells around it), and is re-derived (the grid is
     /// rebuilt once) whenever that radius leaves `[side / 2, side * 2]`. A few observers whose
-    /// radius stands out (at most 64, each over twice the radius of the 65th-largest, counted in
+    /// radius stands out (a few dozen at most, each over twice the radius of the 65th-largest, counted in
     /// [`AoiStats::wide_observers`](crate::AoiStats::wide_observers)) do not count: a handful of
     /// watchtowers or game-master cameras never coarsen the grid for everyone else.
     #[default]

@@ -466,12 +466,12 @@ impl AoiIndex {
         }
     }
 
-    /// Re-derives the wide threshold from the radii; when it moved, reclassifies every observer
-    /// (`O(slots)`, only when the set of outstanding radii changes) and lists the wide ones in
-    /// slot order.
+    /// Re-derives the wide threshold from the radii when it moved far enough
+    /// ([`WideObservers::settled`]); then reclassifies every observer (`O(slots)`) and lists the
+    /// wide ones in slot order.
     fn update_wide(&mut self) {
         let above = threshold(&self.radii);
-        if above.to_bits() == self.wide.above.to_bits() {
+        if self.wide.settled(above) {
             return;
         }
         self.wide.above = above;

@@ -14,8 +14,9 @@
 //!   frames: a reader that runs less often than every other update loses some.
 //! - **Per entity**: with [`AoiPlugin::entity_events`](crate::AoiPlugin::entity_events) on, each
 //!   message is also triggered as an [`EntityEvent`] targeting the observer, so an observer
-//!   (`On<EnterView>`) attached to a player entity hears only what that player sees. Triggers are
-//!   applied with the set's commands, right after [`AoiSystems::WriteMessages`](crate::AoiSystems).
+//!   (`On<EnterView>`) attached to a player entity hears only what that player sees. The triggers
+//!   are queued as commands inside [`AoiSystems::WriteMessages`](crate::AoiSystems) and applied
+//!   before the batch is written, so entity observers run before any `MessageReader` sees it.
 //!   Inside an observer system, `ev.observer()` is the *observer system's* entity; the AOI observer
 //!   is the field, `ev.event().observer`.
 //!

@@ -1,7 +1,9 @@
 //! Visibility rules on top of distance: layers (who may see whom), hidden and always-visible
 //! entities, map instances, the reverse "who sees me" set, and the `Watched` marker for AI
-//! activation. Every rule is applied inside the spatial scan, and every change of a rule's
-//! component updates the affected pairs in the same update, with balanced enter/leave messages.
+//! activation. Layers and hidden entities are tested inside the spatial scan (a bit test per
+//! candidate); `Always`-visible targets are appended from a per-instance list; instances have
+//! their own cells. Every change of a rule's component updates the affected pairs in the same
+//! update, with balanced enter/leave messages.
 //!
 //! The full visibility rule: observer `o` sees target `t` when both are indexed, `t != o`, they
 //! are in the same [`AoiInstance`], `o`'s [`AoiLayers::sees`] shares a bit with `t`'s
@@ -90,7 +92,8 @@ pub enum AoiVisibility {
 
 /// The map instance (dungeon copy, shard, parallel world) an entity is in. Default `0`, the
 /// single world map. Entities in different instances never see each other; each instance has
-/// its own cells in the index, so instances are computed independently (and in parallel).
+/// its own cells in the index, so a view never scans another instance's entities (the parallel
+/// work is split by changed observers, whatever their instance).
 /// Moving an entity to another instance leaves everyone of the old one and enters the new one
 /// in the same update.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -60,9 +60,10 @@ pub struct AoiStats {
     pub cells: usize,
     /// Current cell side, in world units.
     pub cell_side: f32,
-    /// Observers whose radius stands out from the others (at most 64, each with a radius over
-    /// twice that of the 65th-largest): moving targets test them one by one instead of
-    /// searching the grid that far, and the automatic cell side ignores them.
+    /// Observers whose radius stands out from the others (each with a radius over twice that
+    /// of the 65th-largest observer when the threshold was last derived; a few dozen at most):
+    /// moving targets test them one by one instead of searching the grid that far, and the
+    /// automatic cell side ignores them.
     pub wide_observers: usize,
     /// Entities on the last update's shortlist (moved, re-ranged, added or removed).
     pub changed: usize,
@@ -70,7 +71,8 @@ pub struct AoiStats {
     pub enters: usize,
     /// `LeaveView` messages of the last update.
     pub leaves: usize,
-    /// How many times the index renumbered its slots in space order (a locality optimisation
-    /// that runs after entities have changed cell about once each, on dense maps).
+    /// How many times the index renumbered its slots in space order since the plugin was added
+    /// (a running total, unlike the other fields; a locality optimisation that runs after
+    /// entities have changed cell about once each, on dense maps).
     pub renumbers: usize,
 }

@@ -2,11 +2,16 @@
 //!
 //! A moving target must find every unchanged observer that may see it. Searching the grid around
 //! it within the largest radius makes one watchtower of radius 3000 cost every walker of radius
-//! 100 a window 900 times larger. Instead, the largest radii are set apart: at most
-//! [`WIDE_LIMIT`] observers whose radius is more than [`WIDE_FACTOR`] times the radius of the
-//! `WIDE_LIMIT + 1`-th largest one are *wide*. A moving target tests each wide observer directly
-//! (one distance test each) and searches the grid only within the largest *ordinary* radius,
-//! which is also what the automatic cell side follows.
+//! 100 a window 900 times larger. Instead, the largest radii are set apart: the observers whose
+//! radius is more than [`WIDE_FACTOR`] times the radius of the `WIDE_LIMIT + 1`-th largest one
+//! are *wide* (at most [`WIDE_LIMIT`] when the threshold is derived). A moving target tests each
+//! wide observer directly (one distance test each) and searches the grid only within the largest
+//! *ordinary* radius, which is also what the automatic cell side follows.
+//!
+//! The threshold is re-derived only when it moved by more than a factor of two, or when more than
+//! twice [`WIDE_LIMIT`] observers have become wide under the old one: reclassifying costs a pass
+//! over every slot, so radii that drift a little never trigger it. Any threshold gives exact
+//! results; it only decides which path finds an observer.
 
 use std::collections::BTreeMap;
 
@@ -20,8 +25,8 @@ pub(crate) const WIDE_FACTOR: f32 = 2.0;
 /// The wide observers and the radius above which an observer is wide.
 #[derive(Debug)]
 pub(crate) struct WideObservers {
-    /// Observers with a radius strictly above this are wide. Recomputed from the radii on
-    /// every update with changes ([`threshold`]); `+∞` until the first one.
+    /// Observers with a radius strictly above this are wide. Derived from the radii
+    /// ([`threshold`]) when [`Self::settled`] says so; `+∞` until the first derivation.
     pub above: f32,
     /// The wide observers' slots, in a deterministic order (slot order when the threshold last
     /// changed, then the order they became wide).
@@ -42,6 +47,12 @@ impl WideObservers {
     #[inline]
     pub fn is_wide(&self, radius: f32) -> bool {
         radius > self.above
+    }
+
+    /// Whether the current threshold may stay, given the one the radii want now: it moved by
+    /// at most a factor of two and no more than `2 * WIDE_LIMIT` observers are wide.
+    pub fn settled(&self, wanted: f32) -> bool {
+        self.slots.len() <= 2 * WIDE_LIMIT as usize && wanted <= self.above * 2.0 && wanted >= self.above * 0.5
     }
 
     /// Forgets a slot that stopped being a wide observer. `O(wide observers)`.
@@ -93,6 +104,19 @@ mod tests {
             t, 2000.0,
             "with more large observers than the limit, they should be ordinary"
         );
+    }
+
+    #[test]
+    fn the_threshold_moves_only_when_it_moved_far_or_too_many_are_wide() {
+        let mut wide = WideObservers::default();
+        assert!(!wide.settled(200.0), "the first derivation should always be taken");
+        wide.above = 200.0;
+        assert!(wide.settled(250.0), "a small drift should keep the threshold");
+        assert!(wide.settled(100.0), "a halving should still keep it");
+        assert!(!wide.settled(99.0), "more than halving should move it");
+        assert!(!wide.settled(401.0), "more than doubling should move it");
+        wide.slots = (0..=2 * WIDE_LIMIT).collect();
+        assert!(!wide.settled(200.0), "too many wide observers should move it");
     }
 
     #[test]
