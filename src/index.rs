@@ -541,8 +541,9 @@ impl AoiIndex {
             let s = self.changes[i].slot as usize;
             let slot = &mut self.slots[s];
             slot.dirty = false;
-            if slot.cell != NO_CELL && slot.scan_r2() >= 0.0 {
-                let (c, idx, r2) = (slot.cell, slot.idx, slot.scan_r2());
+            let r2 = slot.scan_r2();
+            if slot.cell != NO_CELL && r2 >= 0.0 {
+                let (c, idx) = (slot.cell, slot.idx);
                 self.grid.set_r2(c, idx, r2);
             }
             if !slot.live {
