@@ -8,10 +8,15 @@
 //! cargo run --release --example headless_simulation -- --entities 20000 --ticks 300 --seed 7
 //! ```
 //!
-//! Flags: `--entities N` (default 5000), `--ticks T` (300), `--seed S` (1), `--report-every K`
-//! (50).
+//! Flags (`--help` lists them; a bad flag prints one line and exits 2): `--entities N` (default
+//! 5000), `--ticks T` (300), `--seed S` (1), `--report-every K` (50).
 
 use std::time::Instant;
+
+use clap::Parser;
+
+#[path = "common/cli.rs"]
+mod cli;
 
 use bevy_aoi::prelude::*;
 use bevy_app::prelude::*;
@@ -152,45 +157,29 @@ fn on_view(
     stats.wakeups += woke.iter().count() as u64;
 }
 
-#[derive(Resource)]
+/// A headless game server loop: players, monsters and items under the classic MMO visibility
+/// rules; monsters' AI runs only while a player sees them.
+#[derive(Parser, Resource)]
 struct Args {
+    /// Number of entities (2% players, 88% monsters, 10% items).
+    #[arg(long, default_value_t = 5000)]
     entities: usize,
+    /// Number of ticks to run.
+    #[arg(long, default_value_t = 300)]
     ticks: usize,
+    /// Seed of the world and of the wandering.
+    #[arg(long, default_value_t = 1)]
     seed: u64,
-    report_every: usize,
-}
-
-fn parse_args() -> Args {
-    let mut args = Args {
-        entities: 5000,
-        ticks: 300,
-        seed: 1,
-        report_every: 50,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let value = it.next().unwrap_or_else(|| panic!("{flag} needs a value"));
-        let num = || -> u64 {
-            value
-                .parse()
-                .unwrap_or_else(|_| panic!("{flag} takes a whole number, got {value:?}"))
-        };
-        match flag.as_str() {
-            "--entities" => args.entities = num() as usize,
-            "--ticks" => args.ticks = num() as usize,
-            "--seed" => args.seed = num(),
-            "--report-every" => args.report_every = (num() as usize).max(1),
-            _ => panic!("unknown flag {flag}; see the doc comment of examples/headless_simulation.rs"),
-        }
-    }
-    args
+    /// Print a progress line every this many ticks.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..))]
+    report_every: u64,
 }
 
 fn main() {
-    let args = parse_args();
+    let args: Args = cli::parse_or_exit();
     // One entity per 1600 square units: players' views cover about a third of the map.
     let side = 40.0 * (args.entities as f32).sqrt();
-    let (ticks, report_every) = (args.ticks, args.report_every);
+    let (ticks, report_every) = (args.ticks, args.report_every as usize);
     let mut app = App::new();
     app.add_plugins(AoiPlugin {
         watched: Some(WatchedRule {

@@ -6,39 +6,53 @@
 //! /usr/bin/time -v target/release/examples/scenario --scenario sparse_huge --entities 50000 --ticks 30
 //! ```
 //!
-//! `--no-aoi` runs the movement alone; `--single-thread` turns off the parallel recompute. Scenarios: `uniform`, `crowded`, `sparse_huge`, `static`, `moving5`.
+//! `--help` lists the flags: `--scenario` (`uniform`, `crowded`, `sparse_huge`, `static`,
+//! `moving5`), `--entities`, `--ticks`, `--no-aoi` (movement only), `--single-thread`.
 
 #[path = "../benches/workload.rs"]
 mod workload;
 
 use std::time::Instant;
 
+use clap::Parser;
+
+#[path = "common/cli.rs"]
+mod cli;
+
+/// Runs one standard benchmark scenario and prints the time per tick (for `/usr/bin/time -v`).
+#[derive(Parser)]
+struct Args {
+    /// Scenario: `uniform`, `crowded`, `sparse_huge`, `static`, or `movingP` (P percent of entities move).
+    #[arg(long, default_value = "uniform", value_parser = parse_kind)]
+    scenario: workload::Kind,
+    /// Number of entities.
+    #[arg(long, default_value_t = 50_000)]
+    entities: usize,
+    /// Number of ticks to run.
+    #[arg(long, default_value_t = 30)]
+    ticks: usize,
+    /// Run the movement alone, without the AOI.
+    #[arg(long)]
+    no_aoi: bool,
+    /// Turn off the parallel recompute.
+    #[arg(long)]
+    single_thread: bool,
+}
+
+fn parse_kind(s: &str) -> Result<workload::Kind, String> {
+    workload::Kind::parse(s)
+        .ok_or_else(|| format!("unknown scenario {s:?} (uniform, crowded, sparse_huge, static, movingP)"))
+}
+
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let (mut kind, mut n, mut ticks, mut aoi, mut single) = (workload::Kind::Uniform, 50_000, 30, true, false);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--scenario" => {
-                let s = args.next().unwrap_or_default();
-                kind = workload::Kind::parse(&s).unwrap_or_else(|| panic!("unknown scenario {s:?}"));
-            }
-            "--entities" => {
-                n = args
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .expect("--entities takes a number");
-            }
-            "--ticks" => {
-                ticks = args
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .expect("--ticks takes a number");
-            }
-            "--no-aoi" => aoi = false,
-            "--single-thread" => single = true,
-            other => panic!("unknown argument {other:?}; see the doc comment of examples/scenario.rs"),
-        }
-    }
+    let args: Args = cli::parse_or_exit();
+    let (kind, n, ticks, aoi, single) = (
+        args.scenario,
+        args.entities,
+        args.ticks,
+        !args.no_aoi,
+        args.single_thread,
+    );
     let mut app = workload::app(workload::Walkers::new(kind, n, 0x00A0_1234), aoi);
     app.insert_resource(bevy_aoi::prelude::AoiSettings {
         parallel: !single,
