@@ -46,25 +46,22 @@ fn parse_kind(s: &str) -> Result<workload::Kind, String> {
 
 fn main() {
     let args: Args = cli::parse_or_exit();
-    let (kind, n, ticks, aoi, single) = (
-        args.scenario,
-        args.entities,
-        args.ticks,
-        !args.no_aoi,
-        args.single_thread,
-    );
-    let mut app = workload::app(workload::Walkers::new(kind, n, 0x00A0_1234), aoi);
+    let aoi = !args.no_aoi;
+    let walkers = workload::Walkers::new(args.scenario, args.entities, 0x00A0_1234);
+    let mut app = workload::app(walkers, aoi);
     app.insert_resource(bevy_aoi::prelude::AoiSettings {
-        parallel: !single,
+        parallel: !args.single_thread,
         ..Default::default()
     });
     let start = Instant::now();
-    for _ in 0..ticks {
+    for _ in 0..args.ticks {
         app.update();
     }
-    let per_tick = start.elapsed().as_secs_f64() * 1e3 / ticks as f64;
+    let per_tick = start.elapsed().as_secs_f64() * 1e3 / args.ticks as f64;
     println!(
-        "{} {n}: {ticks} ticks, {per_tick:.3} ms per tick (aoi: {aoi})",
-        kind.name()
+        "{} {}: {} ticks, {per_tick:.3} ms per tick (aoi: {aoi})",
+        args.scenario.name(),
+        args.entities,
+        args.ticks
     );
 }
