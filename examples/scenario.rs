@@ -54,14 +54,22 @@ fn main() {
         ..Default::default()
     });
     let start = Instant::now();
+    let mut times = Vec::with_capacity(args.ticks);
     for _ in 0..args.ticks {
+        let t = Instant::now();
         app.update();
+        times.push(t.elapsed().as_secs_f64() * 1e3);
     }
     let per_tick = start.elapsed().as_secs_f64() * 1e3 / args.ticks as f64;
+    // The first update builds everything; the steady state is the median of the others.
+    let mut steady = times.get(1..).unwrap_or_default().to_vec();
+    steady.sort_by(f64::total_cmp);
+    let median = steady.get(steady.len() / 2).copied().unwrap_or(per_tick);
     println!(
-        "{} {}: {} ticks, {per_tick:.3} ms per tick (aoi: {aoi})",
+        "{} {}: {} ticks, {per_tick:.3} ms per tick, first {:.3} ms, steady median {median:.3} ms (aoi: {aoi})",
         args.scenario.name(),
         args.entities,
-        args.ticks
+        args.ticks,
+        times.first().copied().unwrap_or_default(),
     );
 }

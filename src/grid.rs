@@ -15,13 +15,23 @@ pub(crate) type CellKey = [i32; 4];
 /// Marks "no cell" in slot locations.
 pub(crate) const NO_CELL: u32 = u32::MAX;
 
-/// One entity in a cell: its slot, its squared view radius (negative unless it is an observer
-/// whose state did not change this tick) and its projected position.
+/// One entity in a cell: its slot, its squared view radius for target scans, and its projected
+/// position now and at the start of the tick.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Member {
     pub slot: u32,
+    /// Squared view radius for scans around moving targets: negative when they must skip it (not
+    /// an observer, wide, or recomputing its whole list this tick).
     pub r2: f32,
     pub p: [f32; 3],
+    /// Where it was at the start of the tick (equal to `p` unless it steps this tick).
+    pub start_p: [f32; 3],
+    /// It is an observer stepping this tick ([`crate::index::Slot::stepping`]): its own flip
+    /// scan decides its pairs with other steppers and unchanged targets.
+    pub stepping: bool,
+    /// As a target, it changed this tick in a way flip scans cannot follow
+    /// ([`crate::index::Slot::jumped`]): flip scans skip it, its own target scan decides.
+    pub jumped: bool,
     /// The layers it is in, as distance scans may find it: 0 unless its visibility is `Normal`
     /// (`Always` entities are found through their instance's list, `Hidden` ones not at all).
     pub seen_by: u32,
@@ -36,7 +46,8 @@ pub(crate) struct Member {
 pub(crate) struct Cell {
     pub key: CellKey,
     pub members: Vec<Member>,
-    /// Members with `r2 >= 0`: observers that can be affected by a moving target.
+    /// Members that are [clean observers](Member::is_clean_observer): observers a stepping
+    /// target must test.
     pub clean_observers: u32,
     /// Scratch tag used to group this tick's work by cell.
     pub tag: u32,
@@ -229,9 +240,7 @@ impl Grid {
             }
         };
         let cell = &mut self.cells[c as usize];
-        if member.r2 >= 0.0 {
-            cell.clean_observers += 1;
-        }
+        cell.clean_observers += u32::from(member.is_clean_observer());
         cell.members.push(member);
         (c, (cell.members.len() - 1) as u32)
     }
@@ -241,9 +250,7 @@ impl Grid {
     pub fn remove(&mut self, c: u32, idx: u32) -> Option<u32> {
         let cell = &mut self.cells[c as usize];
         let gone = cell.members.swap_remove(idx as usize);
-        if gone.r2 >= 0.0 {
-            cell.clean_observers -= 1;
-        }
+        cell.clean_observers -= u32::from(gone.is_clean_observer());
         let moved = cell.members.get(idx as usize).map(|m| m.slot);
         if cell.members.is_empty() {
             let key = cell.key;
@@ -315,23 +322,23 @@ impl Grid {
         }
     }
 
-    /// The member at `(c, idx)`.
-    #[inline]
-    pub fn member_mut(&mut self, c: u32, idx: u32) -> &mut Member {
-        &mut self.cells[c as usize].members[idx as usize]
-    }
-
-    /// Sets a member's `r2`, keeping the cell's observer count right.
-    pub fn set_r2(&mut self, c: u32, idx: u32, r2: f32) {
+    /// Edits the member at `(c, idx)`, keeping the cell's count of clean observers right.
+    pub fn edit_member(&mut self, c: u32, idx: u32, edit: impl FnOnce(&mut Member)) {
         let cell = &mut self.cells[c as usize];
         let m = &mut cell.members[idx as usize];
-        let was = m.r2 >= 0.0;
-        m.r2 = r2;
-        match (was, r2 >= 0.0) {
-            (false, true) => cell.clean_observers += 1,
-            (true, false) => cell.clean_observers -= 1,
-            _ => {}
-        }
+        let was = m.is_clean_observer();
+        edit(m);
+        let is = m.is_clean_observer();
+        cell.clean_observers = cell.clean_observers + u32::from(is) - u32::from(was);
+    }
+}
+
+impl Member {
+    /// An observer that did not change this tick and is not wide: every moving target tests it
+    /// from the cells around it.
+    #[inline]
+    pub fn is_clean_observer(&self) -> bool {
+        self.r2 >= 0.0 && !self.stepping
     }
 }
 
@@ -355,6 +362,9 @@ mod tests {
             slot,
             r2,
             p: [0.0; 3],
+            start_p: [0.0; 3],
+            stepping: false,
+            jumped: false,
             seen_by: u32::MAX,
             sees: u32::MAX,
             entity: Entity::PLACEHOLDER,

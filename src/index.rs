@@ -72,6 +72,14 @@ pub(crate) fn sees(p: [f32; 3], r2: f32, sees: u32, instance: u32, t: &TargetSta
 /// How much larger than the largest view radius the automatic cell side is.
 const AUTO_SIDE_OVER_RADIUS: f32 = 1.0625;
 
+/// The step limit as a fraction of the cell side: an entity that moved farther in one tick is
+/// *jumped* rather than *stepping* ([`Slot::stepping`], [`Slot::jumped`]).
+const STEP_LIMIT_OVER_SIDE: f32 = 0.125;
+
+/// Relative slack on reaches derived from steps, far more than the rounding of the `f32`
+/// distances they add up.
+pub(crate) const STEP_SLACK: f32 = 1.0 + 1.0e-4;
+
 /// Entities whose `Position` or `ViewRange` was removed (or that were despawned) since the last
 /// AOI update, filled by component hooks.
 #[derive(Resource, Default)]
@@ -83,6 +91,8 @@ pub(crate) struct Slot {
     pub entity: Entity,
     /// Projected position (meaningful while `in_grid`).
     pub p: [f32; 3],
+    /// Projected position at the start of this tick (equal to `p` between ticks).
+    pub start_p: [f32; 3],
     /// Squared view radius, or -1 when the entity is not an observer.
     pub r2: f32,
     /// View radius (0 when not an observer).
@@ -101,6 +111,16 @@ pub(crate) struct Slot {
     /// Whether it is a wide observer ([`crate::wide`]): target scans test it from the wide list,
     /// so its grid member carries no scan radius.
     pub wide: bool,
+    /// On the shortlist as an observer that only stepped (same radius and rules, indexed before
+    /// and after, moved at most the step limit, not wide) and saw at least
+    /// `AoiSettings::flip_scan_min_seen` targets: instead of recomputing its list it tests each
+    /// member of its window at the start and at the end of the tick, and edits the list where
+    /// the two differ.
+    pub stepping: bool,
+    /// On the shortlist as a target that did more than step (moved past the step limit, changed
+    /// rules, joined or left the index): stepping observers skip it, its own target scan decides
+    /// its pairs with them.
+    pub jumped: bool,
     /// Layers, visibility mode and instance.
     pub rules: Rules,
 }
@@ -111,6 +131,7 @@ impl Slot {
         Self {
             entity,
             p: [0.0; 3],
+            start_p: [0.0; 3],
             r2: -1.0,
             radius: 0.0,
             cell: NO_CELL,
@@ -120,6 +141,8 @@ impl Slot {
             dirty: false,
             warned: false,
             wide: false,
+            stepping: false,
+            jumped: false,
             rules: Rules::default(),
         }
     }
@@ -140,10 +163,26 @@ impl Slot {
     }
 
     /// The squared radius its grid member carries for target scans: negative when target scans
-    /// must skip it (not an observer, on this tick's shortlist, or wide).
+    /// must skip it (not an observer, wide, or recomputing its whole list this tick).
     #[inline]
     fn scan_r2(&self) -> f32 {
-        if self.dirty || self.wide { -1.0 } else { self.r2 }
+        if self.wide || (self.dirty && !self.stepping) {
+            -1.0
+        } else {
+            self.r2
+        }
+    }
+
+    /// How far from its position now a stepping observer's flip scan must look: its radius, plus
+    /// its own step, plus the largest step of any target (`step_reach`), with a little slack for
+    /// rounding. Other observers look as far as their radius.
+    #[inline]
+    pub fn scan_reach(&self, step_reach: f32) -> f32 {
+        if self.stepping {
+            (self.radius + dist2(self.start_p, self.p).sqrt() + step_reach) * STEP_SLACK
+        } else {
+            self.radius
+        }
     }
 }
 
@@ -153,6 +192,7 @@ pub(crate) struct Change {
     pub slot: u32,
     pub old_in: bool,
     pub old_p: [f32; 3],
+    pub old_r2: f32,
     pub old_rules: Rules,
 }
 
@@ -211,6 +251,10 @@ pub(crate) struct AoiIndex {
     pub wide: WideObservers,
     /// Number of indexed observers.
     pub observers: usize,
+    /// The largest step of this tick's stepping targets, with slack (0 between ticks).
+    pub step_reach: f32,
+    /// How many changed slots only stepped, in the last tick that had changes.
+    stepped: usize,
     /// Cell changes since slots were last numbered in space order (see [`Self::renumber`]).
     relinks: usize,
     renumbered: usize,
@@ -238,6 +282,8 @@ impl AoiIndex {
             always: BTreeMap::new(),
             wide: WideObservers::default(),
             observers: 0,
+            step_reach: 0.0,
+            stepped: 0,
             relinks: 0,
             renumbered: 0,
         }
@@ -351,6 +397,7 @@ impl AoiIndex {
                 slot: s,
                 old_in: slot.in_grid,
                 old_p: slot.p,
+                old_r2: slot.r2,
                 old_rules: slot.rules,
             });
         }
@@ -379,15 +426,18 @@ impl AoiIndex {
         }
     }
 
-    /// Moves this tick's changed slots in the grid (rebuilding it if the automatic cell side must
-    /// change). Changed members get `r2 = -1` until [`Self::end_tick`], so scans around moving
-    /// targets skip changed observers, whose lists are recomputed instead.
-    pub fn apply_changes(&mut self) {
+    /// Sorts this tick's changed slots into stepping and jumped ones (stepping observers take the
+    /// flip scan if they saw at least `flip_scan_min_seen` targets), then moves them in the grid
+    /// (rebuilding it if the automatic cell side must change). Until [`Self::end_tick`] their
+    /// members carry what the scans need: recomputing observers `r2 = -1` (target scans skip
+    /// them), stepping ones their start position.
+    pub fn apply_changes(&mut self, flip_scan_min_seen: usize) {
         if self.changes.is_empty() {
             return;
         }
         self.update_always();
         self.update_wide();
+        self.classify_steps(flip_scan_min_seen);
         if let Some(side) = self.wanted_side() {
             self.rebuild(side);
             return;
@@ -399,8 +449,8 @@ impl AoiIndex {
             let key = self.grid.key(p, slot.rules.instance);
             if cell != NO_CELL {
                 if in_grid && self.grid.cells[cell as usize].key == key {
-                    self.grid.set_r2(cell, idx, -1.0);
-                    *self.grid.member_mut(cell, idx) = self.member(s);
+                    let member = self.member(s);
+                    self.grid.edit_member(cell, idx, |m| *m = member);
                     continue;
                 }
                 self.unlink(s);
@@ -420,13 +470,16 @@ impl AoiIndex {
         }
     }
 
-    /// The grid member of a slot (`r2 = -1` while it is on the shortlist).
+    /// The grid member of a slot.
     fn member(&self, s: u32) -> Member {
         let slot = &self.slots[s as usize];
         Member {
             slot: s,
             r2: slot.scan_r2(),
             p: slot.p,
+            start_p: slot.start_p,
+            stepping: slot.stepping,
+            jumped: slot.jumped,
             seen_by: if slot.rules.mode == AoiVisibility::Normal {
                 slot.rules.member
             } else {
@@ -466,6 +519,30 @@ impl AoiIndex {
         }
     }
 
+    /// Sorts this tick's changed slots into stepping observers, stepping targets and jumped
+    /// targets ([`Slot::stepping`], [`Slot::jumped`]), and records the largest step.
+    fn classify_steps(&mut self, flip_scan_min_seen: usize) {
+        let limit = self.grid.side() * STEP_LIMIT_OVER_SIDE;
+        let mut largest = 0.0f32;
+        self.stepped = 0;
+        for ch in &self.changes {
+            let slot = &mut self.slots[ch.slot as usize];
+            let step = dist2(ch.old_p, slot.p).sqrt();
+            let steps = ch.old_in && slot.in_grid && ch.old_rules == slot.rules && step <= limit;
+            slot.jumped = !steps;
+            slot.stepping = steps
+                && !slot.wide
+                && ch.old_r2 >= 0.0
+                && ch.old_r2.to_bits() == slot.r2.to_bits()
+                && self.lists[ch.slot as usize].len() >= flip_scan_min_seen;
+            if steps {
+                largest = largest.max(step);
+                self.stepped += 1;
+            }
+        }
+        self.step_reach = largest * STEP_SLACK;
+    }
+
     /// Re-derives the wide threshold from the radii when it moved far enough
     /// ([`WideObservers::settled`]); then reclassifies every observer (`O(slots)`) and lists the
     /// wide ones in slot order.
@@ -486,7 +563,7 @@ impl AoiIndex {
                 slot.wide = wide;
                 let (cell, idx, r2) = (slot.cell, slot.idx, slot.scan_r2());
                 if cell != NO_CELL {
-                    self.grid.set_r2(cell, idx, r2);
+                    self.grid.edit_member(cell, idx, |m| m.r2 = r2);
                 }
             }
         }
@@ -541,10 +618,17 @@ impl AoiIndex {
             let s = self.changes[i].slot as usize;
             let slot = &mut self.slots[s];
             slot.dirty = false;
-            let r2 = slot.scan_r2();
-            if slot.cell != NO_CELL && r2 >= 0.0 {
-                let (c, idx) = (slot.cell, slot.idx);
-                self.grid.set_r2(c, idx, r2);
+            slot.stepping = false;
+            slot.jumped = false;
+            slot.start_p = slot.p;
+            if slot.cell != NO_CELL {
+                let (c, idx, r2, p) = (slot.cell, slot.idx, slot.scan_r2(), slot.p);
+                self.grid.edit_member(c, idx, |m| {
+                    m.r2 = r2;
+                    m.start_p = p;
+                    m.stepping = false;
+                    m.jumped = false;
+                });
             }
             if !slot.live {
                 debug_assert!(
@@ -558,6 +642,7 @@ impl AoiIndex {
             }
         }
         self.changes.clear();
+        self.step_reach = 0.0;
         // Once the entities changed cell about once each, neighbours no longer have nearby slot
         // numbers; renumbering costs about one tick of list copying and keeps every per-slot
         // access of the scans (stamps, lists) within a few cache lines per observer. It only
@@ -652,6 +737,7 @@ impl AoiIndex {
         stats.cells = self.grid.occupied();
         stats.cell_side = self.grid.side();
         stats.wide_observers = self.wide.slots.len();
+        stats.stepped = self.stepped;
         stats.renumbers = self.renumbered;
     }
 }

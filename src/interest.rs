@@ -1,68 +1,45 @@
-//! Recomputing interest for this tick's shortlist, in parallel where it pays, into a
-//! deterministic order.
+//! The pair engine: deciding every visibility change of the tick, in parallel where it pays,
+//! into a deterministic order.
 //!
-//! A pair's visibility can only change if one of its ends is on the shortlist. Two kinds of work
-//! cover every such pair exactly once:
-//! - **changed observers** recompute their whole list by scanning the occupied cells of their
-//!   window (the layer and visibility rules are part of the hit test), then append their
-//!   instance's `Always`-visible targets. Observers are grouped by cell so the window is looked
-//!   up once per group. The diff against the old list uses per-task stamps, so no list is ever
-//!   sorted.
-//! - **changed targets** look for *unchanged* observers around their old and new positions (or
-//!   in their whole instance when they are or were `Always` visible). For such an observer
-//!   nothing else changed in the pair, so before/after are two evaluations of the rule with the
-//!   target's old and new state; only a leave then searches the observer's list, to edit it.
-//!   Changed observers are skipped there: their members carry `r2 = -1` during the tick. The
+//! A pair's visibility can only change if one of its ends is on the shortlist. The index sorts
+//! the shortlist ([`crate::index::Slot::stepping`], [`crate::index::Slot::jumped`]): an entity
+//! that moved at most an eighth of a cell and changed nothing else *stepped*; any other change
+//! (teleport, radius, rules, arrival, departure) makes a *jumped* target and a *recomputing*
+//! observer. Each pair with a changed end is then decided by exactly one scan
+//! ([`crate::scan`]):
+//!
+//! | observer \ target | unchanged or stepped | jumped |
+//! |---|---|---|
+//! | unchanged | the target's scan | the target's scan |
+//! | stepping (flip scan) | the observer's flip scan | the target's scan |
+//! | recomputing | the observer's recompute | the observer's recompute |
+//!
+//! - **Changed observers**, grouped by cell so the window is looked up once per group: a
+//!   *stepping* observer with a long list tests each member of its window where both were at
+//!   the start of the tick and where they are now, and edits its list where the answers differ;
+//!   the others (stepping observers with short lists included: for them it costs less) recompute
+//!   their whole list and diff it against the old one with per-slot marks.
+//! - **Changed targets** test the observers around their old and new positions (their whole
+//!   instance when they are or were `Always` visible) with the target's old and new state; a
+//!   jumped target tests the stepping observers too, where they were and where they are. The
 //!   few *wide* observers ([`crate::wide`]) are tested from their list instead of the cells, so
 //!   the cells searched follow the ordinary radius, not the largest one.
 //!
-//! Tasks take contiguous runs of cell groups (then of changed targets) and their outputs are
-//! concatenated in run order, so the result does not depend on the number of threads.
+//! Only differences touch an `InterestSet` (a merge per changed observer, an insert or remove
+//! per edit of an unchanged one), so sets stay sorted without being sorted. Tasks take
+//! contiguous runs of cell groups (then of changed targets) and their outputs are concatenated
+//! in run order, so the result does not depend on the number of threads.
 
 use bevy_ecs::{entity::Entity, system::Query};
 use bevy_tasks::TaskPool;
 use smallvec::SmallVec;
 
-use std::collections::BTreeMap;
-
 use crate::{
     components::InterestSet,
-    grid::{Grid, dist2},
-    index::{AoiIndex, Change, Slot, region, sees},
+    index::{AoiIndex, Change},
+    scan::{self, Out, Scratch, View},
     watch::WatchTracker,
 };
-
-/// Per-task buffers, kept between ticks.
-#[derive(Default)]
-pub(crate) struct Scratch {
-    stamps: Vec<u32>,
-    epoch: u32,
-    cells: Vec<u32>,
-    fresh: Vec<u32>,
-    fresh_entities: Vec<Entity>,
-    pub enters: Vec<(u32, u32)>,
-    pub leaves: Vec<(u32, u32)>,
-}
-
-impl Scratch {
-    /// A fresh even stamp value; old stamps can never collide with it.
-    fn next_epoch(&mut self, slots: usize) -> u32 {
-        if self.stamps.len() < slots {
-            self.stamps.resize(slots, 0);
-        }
-        if self.epoch >= u32::MAX - 2 {
-            self.stamps.fill(0);
-            self.epoch = 0;
-        }
-        self.epoch += 2;
-        self.epoch
-    }
-
-    fn clear(&mut self) {
-        self.enters.clear();
-        self.leaves.clear();
-    }
-}
 
 /// The tick's work buffers and results, reused every tick.
 #[derive(Default)]
@@ -87,13 +64,13 @@ pub(crate) struct Work {
     pub watch: Option<WatchTracker>,
 }
 
-/// One edit of an unchanged observer's list.
+/// One edit of an unchanged observer's list, to replay on its `InterestSet`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Edit {
-    /// The target slot was pushed at the end.
-    Push(u32),
-    /// The entry at this index was swap-removed.
-    SwapRemove(u32),
+    /// The target slot entered.
+    Insert(u32),
+    /// The target slot left.
+    Remove(u32),
 }
 
 /// How the work is split between tasks.
@@ -249,7 +226,9 @@ impl Work {
         let view = View {
             grid: &index.grid,
             slots: &index.slots,
+            entities: &index.entities,
             always: &index.always,
+            step_reach: index.step_reach,
         };
         let total = self.order.len();
         let per_task = total.div_ceil(tasks).max(1);
@@ -292,8 +271,11 @@ impl Work {
                 // The window (and so the order of the cells scanned) comes from the whole
                 // group, not this task's part of it, so the order never depends on the split.
                 let group = &order[groups[g].1 as usize..group_end];
-                let reach = group.iter().map(|&o| view.slots[o as usize].radius).fold(0.0, f32::max);
-                recompute_group(view, groups[g].0, reach, &order[at..end], out, scratch);
+                let reach = group
+                    .iter()
+                    .map(|&o| view.slots[o as usize].scan_reach(view.step_reach))
+                    .fold(0.0, f32::max);
+                scan::observer_group(view, groups[g].0, reach, &order[at..end], out, scratch);
                 at = end;
                 g += 1;
             }
@@ -310,23 +292,27 @@ impl Work {
         self.edits.clear();
         let out = &mut self.scratch[tasks..2 * tasks];
         out.iter_mut().for_each(Scratch::clear);
-        let clean_observers = index.observers - self.order.len();
-        if clean_observers == 0 {
-            return;
-        }
-        let (grid, slots, changes) = (&index.grid, &index.slots[..], &index.changes[..]);
+        let any_clean = index.observers > self.order.len();
+        let view = View {
+            grid: &index.grid,
+            slots: &index.slots,
+            entities: &index.entities,
+            always: &index.always,
+            step_reach: index.step_reach,
+        };
+        let changes = &index.changes[..];
         let (reach, wide) = (index.ordinary_reach(), &index.wide.slots[..]);
         let per_task = changes.len().div_ceil(tasks).max(1);
         let run = |(part, scratch): (&[Change], &mut Scratch)| {
             for ch in part {
-                scan_target(grid, slots, wide, ch, reach, scratch);
+                scan::target(view, wide, ch, reach, any_clean, scratch);
             }
         };
         run_jobs(pool, changes.chunks(per_task).zip(out.iter_mut()), &run);
         for s in &self.scratch[tasks..2 * tasks] {
             for &(o, t) in &s.enters {
                 index.lists[o as usize].push(t);
-                self.edits.push((o, Edit::Push(t)));
+                self.edits.push((o, Edit::Insert(t)));
                 if let Some(watch) = &mut self.watch
                     && watch.counts(index.slots[o as usize].rules.member)
                 {
@@ -340,7 +326,7 @@ impl Work {
                     .position(|&x| x == t)
                     .expect("a leaving target should be in the observer's list");
                 list.swap_remove(at);
-                self.edits.push((o, Edit::SwapRemove(at as u32)));
+                self.edits.push((o, Edit::Remove(t)));
                 if let Some(watch) = &mut self.watch
                     && watch.counts(index.slots[o as usize].rules.member)
                 {
@@ -364,138 +350,4 @@ fn run_jobs<J: Send>(pool: Option<&TaskPool>, jobs: impl IntoIterator<Item = J>,
         }
         None => jobs.into_iter().for_each(run),
     }
-}
-
-/// Where one group's results go: the observers' lists and `InterestSet` buffers.
-struct Out<'a> {
-    lists: &'a mut [Vec<u32>],
-    sets: &'a mut [Vec<Entity>],
-}
-
-/// What the scans read: the grid, the slots, the `Always`-visible slots per instance.
-#[derive(Clone, Copy)]
-struct View<'a> {
-    grid: &'a Grid,
-    slots: &'a [Slot],
-    always: &'a BTreeMap<u32, Vec<u32>>,
-}
-
-/// Recomputes the lists of (some of) the changed observers of one cell; `reach` is the largest
-/// radius of the cell's whole group.
-fn recompute_group(view: View, cell: u32, reach: f32, observers: &[u32], out: Out, scratch: &mut Scratch) {
-    let View { grid, slots, always } = view;
-    let window = grid.cell_window(grid.cells[cell as usize].key, reach);
-    scratch.cells.clear();
-    let mut cells = core::mem::take(&mut scratch.cells);
-    grid.cells_around(cell, &window, &mut cells);
-    for ((&o, list), set) in observers.iter().zip(out.lists.iter_mut()).zip(out.sets.iter_mut()) {
-        let me = &slots[o as usize];
-        let mine = grid.window(me.p, me.radius, me.rules.instance);
-        let e = scratch.next_epoch(slots.len());
-        for &t in list.iter() {
-            scratch.stamps[t as usize] = e;
-        }
-        // The rules are part of the hit test: a layer shared with what scans may find of the
-        // member. Hits are first collected branch-free as a bit mask per 64 members, then only
-        // the hits are copied out.
-        scratch.fresh.clear();
-        scratch.fresh_entities.clear();
-        for &c in &cells {
-            let cell = &grid.cells[c as usize];
-            if !mine.contains(cell.key) {
-                continue;
-            }
-            for chunk in cell.members.chunks(64) {
-                let mut mask = 0u64;
-                for (j, m) in chunk.iter().enumerate() {
-                    let hit = (dist2(me.p, m.p) <= me.r2) & (m.slot != o) & ((me.rules.sees & m.seen_by) != 0);
-                    mask |= u64::from(hit) << j;
-                }
-                while mask != 0 {
-                    let m = &chunk[mask.trailing_zeros() as usize];
-                    mask &= mask - 1;
-                    scratch.fresh.push(m.slot);
-                    scratch.fresh_entities.push(m.entity);
-                }
-            }
-        }
-        // `Always`-visible targets of the instance, whatever the distance.
-        for &a in always.get(&me.rules.instance).map_or(&[][..], Vec::as_slice) {
-            let target = &slots[a as usize];
-            if a != o && (me.rules.sees & target.rules.member) != 0 {
-                scratch.fresh.push(a);
-                scratch.fresh_entities.push(target.entity);
-            }
-        }
-        let (fresh, fresh_entities) = (&scratch.fresh[..], &scratch.fresh_entities[..]);
-        for &t in fresh {
-            let stamp = &mut scratch.stamps[t as usize];
-            if *stamp == e {
-                *stamp = e | 1;
-            } else {
-                scratch.enters.push((o, t));
-            }
-        }
-        for &t in list.iter() {
-            if scratch.stamps[t as usize] == e {
-                scratch.leaves.push((o, t));
-            }
-        }
-        list.clear();
-        list.extend_from_slice(fresh);
-        set.clear();
-        set.extend_from_slice(fresh_entities);
-    }
-    scratch.cells = cells;
-}
-
-/// The cells where the unchanged observers affected by one changed target are: around its old
-/// and new positions (within the largest view radius) in their instances, or every cell of an
-/// instance where it is or was `Always` visible. Each cell is listed once.
-fn target_cells(grid: &Grid, me: &Slot, ch: &Change, reach: f32, out: &mut Vec<u32>) {
-    match (region(grid, &me.target(), reach), region(grid, &ch.old_target(), reach)) {
-        (Some(a), Some(b)) if a.overlaps(&b) => grid.cells_around(me.cell, &a.union(&b), out),
-        (Some(a), None) => grid.cells_around(me.cell, &a, out),
-        (a, b) => {
-            for w in a.iter().chain(b.iter()) {
-                grid.cells_in(w, out);
-            }
-        }
-    }
-}
-
-/// Finds the unchanged observers whose view of one changed target flips: the wide ones from
-/// their list, the others in the cells around the target (within the ordinary `reach`).
-fn scan_target(grid: &Grid, slots: &[Slot], wide: &[u32], ch: &Change, reach: f32, scratch: &mut Scratch) {
-    let me = &slots[ch.slot as usize];
-    let (now, before) = (me.target(), ch.old_target());
-    // Records the pair if observer `o` (at `p`, seeing `layers` of `instance` within `r2`)
-    // sees the target now and not before, or the other way round.
-    let mut judge = |o: u32, p: [f32; 3], r2: f32, layers: u32, instance: u32| {
-        let is = sees(p, r2, layers, instance, &now);
-        if is != sees(p, r2, layers, instance, &before) {
-            let pairs = if is { &mut scratch.enters } else { &mut scratch.leaves };
-            pairs.push((o, ch.slot));
-        }
-    };
-    for &w in wide {
-        let o = &slots[w as usize];
-        if !o.dirty {
-            judge(w, o.p, o.r2, o.rules.sees, o.rules.instance);
-        }
-    }
-    let mut cells = core::mem::take(&mut scratch.cells);
-    cells.clear();
-    target_cells(grid, me, ch, reach, &mut cells);
-    for &c in &cells {
-        let cell = &grid.cells[c as usize];
-        if cell.clean_observers == 0 {
-            continue;
-        }
-        let instance = cell.key[3] as u32;
-        for m in cell.members.iter().filter(|m| m.r2 >= 0.0) {
-            judge(m.slot, m.p, m.r2, m.sees, instance);
-        }
-    }
-    scratch.cells = cells;
 }

@@ -80,6 +80,7 @@ mod interest;
 mod messages;
 mod plugin;
 mod rules;
+mod scan;
 mod settings;
 mod systems;
 mod watch;

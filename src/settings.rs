@@ -21,6 +21,14 @@ pub struct AoiSettings {
     /// Updates with fewer changed entities than this run on one thread: below a few hundred,
     /// waking tasks costs more than it saves.
     pub min_parallel_changes: usize,
+    /// An observer that only *stepped* this update (moved at most an eighth of a cell side,
+    /// nothing else changed) and saw at least this many targets before is updated by a flip
+    /// scan: each neighbour is tested where both were at the start of the update and where they
+    /// are now, and only the differences touch its `InterestSet`. Observers that see fewer
+    /// recompute their whole set, which costs less for short sets (one distance test per
+    /// neighbour instead of two). The messages and sets are the same either way; only the speed
+    /// differs. `0` sends every stepping observer through the flip scan, `usize::MAX` none.
+    pub flip_scan_min_seen: usize,
 }
 
 impl Default for AoiSettings {
@@ -28,6 +36,7 @@ impl Default for AoiSettings {
         Self {
             parallel: true,
             min_parallel_changes: 256,
+            flip_scan_min_seen: 256,
         }
     }
 }
@@ -67,6 +76,11 @@ pub struct AoiStats {
     pub wide_observers: usize,
     /// Entities on the last update's shortlist (moved, re-ranged, added or removed).
     pub changed: usize,
+    /// Of those, the entities that only *stepped*: moved at most an eighth of a cell side and
+    /// changed nothing else. Their pairs are decided by testing each neighbour where both were at
+    /// the start of the update and where they are now, without recomputing whole lists; the
+    /// others (teleports, radius or rule changes, arrivals and departures) take a full recompute.
+    pub stepped: usize,
     /// `EnterView` messages of the last update.
     pub enters: usize,
     /// `LeaveView` messages of the last update.

@@ -60,6 +60,7 @@ pub(crate) fn update_index(
     mut pending: ResMut<PendingRemovals>,
     changed: Query<(Entity, Tracked), Moved>,
     current: Query<Tracked>,
+    settings: Res<AoiSettings>,
 ) {
     for entity in pending.0.drain(..) {
         index.observe(entity, current.get(entity).ok().map(state));
@@ -67,7 +68,7 @@ pub(crate) fn update_index(
     for (entity, tracked) in &changed {
         index.observe(entity, Some(state(tracked)));
     }
-    index.apply_changes();
+    index.apply_changes(settings.flip_scan_min_seen);
 }
 
 /// Recomputes what changed, updates the `InterestSet`s and fills the outbox.
@@ -84,6 +85,7 @@ pub(crate) fn compute_interest(
     if index.changes.is_empty() {
         stats.enters = 0;
         stats.leaves = 0;
+        stats.stepped = 0;
         return;
     }
     let pool = if settings.parallel && cfg!(feature = "multi_threaded") {
@@ -115,20 +117,18 @@ pub(crate) fn compute_interest(
 
 /// Mirrors the index's lists into the `InterestSet` components of the observers that stopped
 /// observing and of the unchanged ones (the changed ones were written during the computation).
-/// Same order as the lists, so the unchanged observers' sets take the same push/swap-remove
-/// edits.
 fn sync_sets(index: &AoiIndex, work: &Work, sets: &mut Query<&mut InterestSet>) {
     let entity = |s: u32| index.entities[s as usize];
     for &o in &work.flushed_observers {
         if let Ok(mut set) = sets.get_mut(entity(o)) {
-            set.replace(core::iter::empty());
+            set.clear();
         }
     }
     for &(o, edit) in &work.edits {
         if let Ok(mut set) = sets.get_mut(entity(o)) {
             match edit {
-                Edit::Push(t) => set.push(entity(t)),
-                Edit::SwapRemove(at) => set.swap_remove(at as usize),
+                Edit::Insert(t) => set.insert(entity(t)),
+                Edit::Remove(t) => set.remove(entity(t)),
             }
         }
     }

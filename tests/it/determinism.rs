@@ -5,13 +5,15 @@ use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
 
 use crate::harness::{Checked, Pairs, Scenario, SetsInOrder, drift};
 
-/// The messages and the sets' iteration order of every update.
-fn record(parallel: bool) -> (Vec<(Pairs, Pairs)>, Vec<SetsInOrder>) {
+/// The messages and the sets' iteration order of every update (`flip_scan_min_seen` 0: every
+/// stepping observer takes the flip scan).
+fn record(parallel: bool, flip_scan_min_seen: usize) -> (Vec<(Pairs, Pairs)>, Vec<SetsInOrder>) {
     ComputeTaskPool::get_or_init(|| TaskPoolBuilder::new().num_threads(4).build());
     let mut app = Checked::new(AoiPlugin::default());
     app.world().insert_resource(AoiSettings {
         parallel,
         min_parallel_changes: 0,
+        flip_scan_min_seen,
     });
     let mut sc = Scenario::new(77, 400.0, 60.0, 0.0, Plane::XY);
     for _ in 0..600 {
@@ -29,8 +31,14 @@ fn record(parallel: bool) -> (Vec<(Pairs, Pairs)>, Vec<SetsInOrder>) {
 
 #[test]
 fn message_order_is_identical_with_and_without_threads() {
-    let single = record(false);
-    let multi = record(true);
+    for flip_scan_min_seen in [0, usize::MAX] {
+        message_order_is_identical_with(flip_scan_min_seen);
+    }
+}
+
+fn message_order_is_identical_with(flip_scan_min_seen: usize) {
+    let single = record(false, flip_scan_min_seen);
+    let multi = record(true, flip_scan_min_seen);
     assert!(
         single.0.iter().map(|(e, l)| e.len() + l.len()).sum::<usize>() > 1000,
         "the run should produce many messages"
@@ -39,5 +47,9 @@ fn message_order_is_identical_with_and_without_threads() {
         single, multi,
         "parallel and single-threaded runs should write the same messages in the same order"
     );
-    assert_eq!(record(true), multi, "two parallel runs should write the same sequence");
+    assert_eq!(
+        record(true, flip_scan_min_seen),
+        multi,
+        "two parallel runs should write the same sequence"
+    );
 }

@@ -7,5 +7,6 @@ mod mixed_radii;
 mod oracle;
 mod rules;
 mod schedule;
+mod stepping;
 #[path = "../../benches/workload.rs"]
 mod workload;

@@ -1,0 +1,291 @@
+//! The three scans of the pair engine, each deciding one kind of pair (see [`crate::interest`]):
+//! - [`observer_group`]: a cell's changed observers. A *stepping* observer tests each member of
+//!   its window at the start and at the end of the tick and edits its list where the two differ
+//!   (a flip scan); any other changed observer recomputes its whole list.
+//! - [`target`]: one changed target against the observers that did not change (and, for a
+//!   *jumped* target, against the stepping observers too).
+
+use std::collections::BTreeMap;
+
+use bevy_ecs::entity::Entity;
+
+use crate::{
+    components::merge_targets,
+    grid::{Grid, Member, dist2},
+    index::{Change, Slot, region, sees},
+    rules::AoiVisibility,
+};
+
+/// Per-task buffers, kept between ticks.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    /// Per slot: the epoch at which it was last seen in the list being recomputed.
+    marks: Vec<u32>,
+    epoch: u32,
+    cells: Vec<u32>,
+    found: Vec<u32>,
+    /// One observer's entering and leaving targets, merged into its `InterestSet` at the end.
+    entering: Vec<Entity>,
+    leaving: Vec<Entity>,
+    /// This task's enters and leaves, as `(observer, target)` slots, in decision order.
+    pub enters: Vec<(u32, u32)>,
+    pub leaves: Vec<(u32, u32)>,
+}
+
+impl Scratch {
+    /// A fresh even mark value; old marks can never collide with it.
+    fn next_epoch(&mut self, slots: usize) -> u32 {
+        if self.marks.len() < slots {
+            self.marks.resize(slots, 0);
+        }
+        if self.epoch >= u32::MAX - 2 {
+            self.marks.fill(0);
+            self.epoch = 0;
+        }
+        self.epoch += 2;
+        self.epoch
+    }
+
+    pub fn clear(&mut self) {
+        self.enters.clear();
+        self.leaves.clear();
+    }
+}
+
+/// What the scans read: the grid, the slots, the `Always`-visible slots per instance, and the
+/// largest step of the tick.
+#[derive(Clone, Copy)]
+pub(crate) struct View<'a> {
+    pub grid: &'a Grid,
+    pub slots: &'a [Slot],
+    /// `slots[s].entity`, packed.
+    pub entities: &'a [Entity],
+    pub always: &'a BTreeMap<u32, Vec<u32>>,
+    pub step_reach: f32,
+}
+
+/// Where one group's results go: the observers' lists and `InterestSet` buffers.
+pub(crate) struct Out<'a> {
+    pub lists: &'a mut [Vec<u32>],
+    pub sets: &'a mut [Vec<Entity>],
+}
+
+/// Decides every pair of (some of) the changed observers of one cell; `reach` is the largest
+/// [scan reach](Slot::scan_reach) of the cell's whole group, so the cells are listed in the
+/// same order however the group is split between tasks.
+pub(crate) fn observer_group(view: View, cell: u32, reach: f32, observers: &[u32], out: Out, scratch: &mut Scratch) {
+    let grid = view.grid;
+    let window = grid.cell_window(grid.cells[cell as usize].key, reach);
+    let mut cells = core::mem::take(&mut scratch.cells);
+    cells.clear();
+    grid.cells_around(cell, &window, &mut cells);
+    for (i, &o) in observers.iter().enumerate() {
+        // The next observer's list and set live elsewhere on the heap and are read first thing:
+        // ask for them now, while this observer's scan runs.
+        if let (Some(list), Some(set)) = (out.lists.get(i + 1), out.sets.get(i + 1)) {
+            prefetch(list);
+            prefetch(set);
+        }
+        let (list, set) = (&mut out.lists[i], &mut out.sets[i]);
+        if view.slots[o as usize].stepping {
+            flip_scan(view, o, &cells, list, set, scratch);
+        } else {
+            recompute(view, o, &cells, list, set, scratch);
+        }
+    }
+    scratch.cells = cells;
+}
+
+/// Hints the CPU to bring (up to the first 1 KiB of) `data` into cache. A hint only: no effect on
+/// results, and nothing on other architectures.
+#[inline(always)]
+fn prefetch<T>(data: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let bytes = size_of_val(data).min(1024);
+        let start = data.as_ptr().cast::<i8>();
+        for offset in (0..bytes).step_by(64) {
+            #[expect(
+                unsafe_code,
+                reason = "a prefetch hint reads nothing and cannot fault. Measured: uniform 50k, one \
+                          thread, 6 alternating runs: median 130 ms per update with it, 150 without"
+            )]
+            // SAFETY: `_mm_prefetch` only needs SSE, which every x86_64 CPU has; it never
+            // dereferences the pointer in a way that can fault.
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(offset));
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = data;
+}
+
+/// Calls `hit` with every member of `cells` inside observer `me`'s window of `reach` for which
+/// `test` holds. The test is run branch-free over 64 members at a time, then only the hits are
+/// visited.
+#[inline(always)]
+fn scan_members(
+    grid: &Grid,
+    me: &Slot,
+    reach: f32,
+    cells: &[u32],
+    test: impl Fn(&Member) -> bool,
+    mut hit: impl FnMut(&Member),
+) {
+    let mine = grid.window(me.p, reach, me.rules.instance);
+    for &c in cells {
+        let cell = &grid.cells[c as usize];
+        if !mine.contains(cell.key) {
+            continue;
+        }
+        for chunk in cell.members.chunks(64) {
+            let mut mask = 0u64;
+            for (j, m) in chunk.iter().enumerate() {
+                mask |= u64::from(test(m)) << j;
+            }
+            while mask != 0 {
+                hit(&chunk[mask.trailing_zeros() as usize]);
+                mask &= mask - 1;
+            }
+        }
+    }
+}
+
+/// A stepping observer's flip scan: each member of its window (a jumped target's pair is decided
+/// by that target's own scan) is tested with both ends where they were at the start of the tick
+/// and where they are now; where the answers differ the pair enters or leaves, and the list and
+/// set are edited in place. Nothing else changed for the pair (same radius, rules, instance), so
+/// the start answer is exactly what the list holds.
+fn flip_scan(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut Vec<Entity>, scratch: &mut Scratch) {
+    let me = &view.slots[o as usize];
+    let (now, start, r2, layers) = (me.p, me.start_p, me.r2, me.rules.sees);
+    let flips = |m: &Member| {
+        let candidate = (m.slot != o) & !m.jumped & ((layers & m.seen_by) != 0);
+        candidate & ((dist2(now, m.p) <= r2) != (dist2(start, m.start_p) <= r2))
+    };
+    scratch.entering.clear();
+    scratch.leaving.clear();
+    scan_members(view.grid, me, me.scan_reach(view.step_reach), cells, flips, |m| {
+        if dist2(now, m.p) <= r2 {
+            list.push(m.slot);
+            scratch.entering.push(m.entity);
+            scratch.enters.push((o, m.slot));
+        } else {
+            let at = list
+                .iter()
+                .position(|&t| t == m.slot)
+                .expect("a target seen at the start of the tick should be in the observer's list");
+            list.swap_remove(at);
+            scratch.leaving.push(m.entity);
+            scratch.leaves.push((o, m.slot));
+        }
+    });
+    merge_targets(set, &mut scratch.entering, &mut scratch.leaving);
+}
+
+/// Recomputes one changed observer's whole list from the members of its window, then its
+/// instance's `Always`-visible targets, and diffs it against the old list with per-slot marks
+/// (no list is sorted); only the differences are merged into its `InterestSet`.
+fn recompute(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut Vec<Entity>, scratch: &mut Scratch) {
+    let me = &view.slots[o as usize];
+    let e = scratch.next_epoch(view.slots.len());
+    for &t in list.iter() {
+        scratch.marks[t as usize] = e;
+    }
+    scratch.found.clear();
+    let found = &mut scratch.found;
+    let seen = |m: &Member| (dist2(me.p, m.p) <= me.r2) & (m.slot != o) & ((me.rules.sees & m.seen_by) != 0);
+    scan_members(view.grid, me, me.radius, cells, seen, |m| found.push(m.slot));
+    // `Always`-visible targets of the instance, whatever the distance.
+    for &a in view.always.get(&me.rules.instance).map_or(&[][..], Vec::as_slice) {
+        if a != o && (me.rules.sees & view.slots[a as usize].rules.member) != 0 {
+            found.push(a);
+        }
+    }
+    scratch.entering.clear();
+    scratch.leaving.clear();
+    for &t in found.iter() {
+        let mark = &mut scratch.marks[t as usize];
+        if *mark == e {
+            *mark = e | 1;
+        } else {
+            scratch.enters.push((o, t));
+            scratch.entering.push(view.entities[t as usize]);
+        }
+    }
+    for &t in list.iter() {
+        if scratch.marks[t as usize] == e {
+            scratch.leaves.push((o, t));
+            scratch.leaving.push(view.entities[t as usize]);
+        }
+    }
+    list.clear();
+    list.extend_from_slice(found);
+    merge_targets(set, &mut scratch.entering, &mut scratch.leaving);
+}
+
+/// The cells where the observers affected by one changed target are: around its old and new
+/// positions (within `reach`) in their instances, or every cell of an instance where it is or
+/// was `Always` visible. Each cell is listed once.
+fn target_cells(grid: &Grid, me: &Slot, ch: &Change, reach: f32, out: &mut Vec<u32>) {
+    match (region(grid, &me.target(), reach), region(grid, &ch.old_target(), reach)) {
+        (Some(a), Some(b)) if a.overlaps(&b) => grid.cells_around(me.cell, &a.union(&b), out),
+        (Some(a), None) => grid.cells_around(me.cell, &a, out),
+        (a, b) => {
+            for w in a.iter().chain(b.iter()) {
+                grid.cells_in(w, out);
+            }
+        }
+    }
+}
+
+/// Finds the observers whose view of one changed target flips, among those whose pairs with it
+/// no other scan decides: the clean observers (the wide ones from their list, the others in the
+/// cells around the target within the ordinary `reach`), and for a jumped target the stepping
+/// observers too, tested where they were at the start of the tick and where they are now.
+/// `any_clean` says whether any observer is clean this tick.
+pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clean: bool, scratch: &mut Scratch) {
+    let me = &view.slots[ch.slot as usize];
+    // A target that only stepped, with its rules and its observers' unchanged, flips only by
+    // distance; `Always` and `Hidden` ones do not depend on it.
+    if !me.jumped && (!any_clean || me.rules.mode != AoiVisibility::Normal) {
+        return;
+    }
+    let (now, before) = (me.target(), ch.old_target());
+    // Records the pair if observer `o` (at `start` then `p`, seeing `layers` of `instance`
+    // within `r2`) sees the target now and not before, or the other way round.
+    let mut judge = |o: u32, start: [f32; 3], p: [f32; 3], r2: f32, layers: u32, instance: u32| {
+        let is = sees(p, r2, layers, instance, &now);
+        if is != sees(start, r2, layers, instance, &before) {
+            let pairs = if is { &mut scratch.enters } else { &mut scratch.leaves };
+            pairs.push((o, ch.slot));
+        }
+    };
+    for &w in wide {
+        let o = &view.slots[w as usize];
+        // A changed wide observer recomputes its own list.
+        if !o.dirty {
+            judge(w, o.p, o.p, o.r2, o.rules.sees, o.rules.instance);
+        }
+    }
+    let reach = if me.jumped { reach + view.step_reach } else { reach };
+    let mut cells = core::mem::take(&mut scratch.cells);
+    cells.clear();
+    target_cells(view.grid, me, ch, reach, &mut cells);
+    for &c in &cells {
+        let cell = &view.grid.cells[c as usize];
+        let instance = cell.key[3] as u32;
+        if me.jumped {
+            for m in cell.members.iter().filter(|m| m.r2 >= 0.0) {
+                judge(m.slot, m.start_p, m.p, m.r2, m.sees, instance);
+            }
+        } else if cell.clean_observers > 0 {
+            for m in cell.members.iter().filter(|m| m.is_clean_observer()) {
+                judge(m.slot, m.p, m.p, m.r2, m.sees, instance);
+            }
+        }
+    }
+    scratch.cells = cells;
+}

@@ -1,0 +1,103 @@
+//! Everyone steps a little every tick (the common case of a live game), mixed with the random
+//! actions of the oracle scenarios: teleports, radius and rule changes, spawns and despawns.
+//! Stepping entities take the flip-test path, everything else the full recompute; every update
+//! is checked against brute force.
+
+use bevy_aoi::prelude::*;
+
+use crate::harness::{Checked, Scenario, drift};
+
+/// Runs 120 ticks of 220 walkers whose step lengths cycle through `steps`; stepping observers
+/// that saw at least `flip_scan_min_seen` targets take the flip scan.
+fn run(plugin: AoiPlugin, seed: u64, rules: bool, steps: &'static [f32], flip_scan_min_seen: usize) -> Checked {
+    let mut app = Checked::new(plugin);
+    app.world().insert_resource(AoiSettings {
+        flip_scan_min_seen,
+        ..Default::default()
+    });
+    let mut sc = Scenario::new(seed, 120.0, 30.0, 10.0, Plane::XY);
+    for _ in 0..220 {
+        sc.spawn(app.world());
+    }
+    app.update();
+    let mut stepped = 0;
+    for tick in 0..120 {
+        // Headings turn with the tick and differ per entity; some stand still.
+        drift(app.world(), |i| {
+            let len = steps[(i + tick) % steps.len()];
+            let a = (i * 7 + tick / 5) as f32 * 0.61;
+            (len * a.cos(), len * a.sin())
+        });
+        sc.step(app.world());
+        if rules {
+            sc.step_rules(app.world());
+        }
+        app.update();
+        stepped += app.world().resource::<AoiStats>().stepped;
+    }
+    assert!(
+        stepped > 100 * 120,
+        "most walkers should have taken the stepping path (stepped {stepped} times)"
+    );
+    assert!(
+        app.total_enters > 1000 && app.total_leaves > 1000,
+        "walkers should enter and leave views many times"
+    );
+    app
+}
+
+#[test]
+fn walkers_that_step_every_tick_match_brute_force() {
+    for (seed, flip_scan_min_seen) in [(101, 0), (102, 0), (103, 8)] {
+        run(
+            AoiPlugin::default(),
+            seed,
+            false,
+            &[0.0, 1.5, 3.0, 4.0],
+            flip_scan_min_seen,
+        );
+    }
+}
+
+#[test]
+fn stepping_walkers_with_rule_changes_and_small_cells_match_brute_force() {
+    let plugin = AoiPlugin {
+        cell_size: CellSize::Fixed(11.0),
+        ..Default::default()
+    };
+    for seed in [111, 112] {
+        run(plugin.clone(), seed, true, &[0.5, 1.0, 1.3, 40.0], 0);
+    }
+}
+
+#[test]
+fn a_target_jumping_away_from_an_observer_stepping_out_of_its_region_leaves() {
+    // Cells of side 10: the observer at 10.5 sees the target at 20.5 (the boundary), then
+    // steps back into cell 0 while the target teleports away. The pair is decided by the
+    // target's scan, whose cells must reach the observer's new cell, one step past the
+    // target's old view window.
+    let mut app = Checked::new(AoiPlugin {
+        cell_size: CellSize::Fixed(10.0),
+        ..Default::default()
+    });
+    app.world().insert_resource(AoiSettings {
+        flip_scan_min_seen: 0,
+        ..Default::default()
+    });
+    let observer = app.world().spawn((Position::new(10.5, 0.0), ViewRange::new(10.0))).id();
+    let target = app.world().spawn(Position::new(20.5, 0.0)).id();
+    app.update();
+    assert_eq!(
+        app.total_enters, 1,
+        "the observer should first see the target on its boundary"
+    );
+    app.world().get_mut::<Position>(observer).unwrap().x = 9.5;
+    app.world().get_mut::<Position>(target).unwrap().x = 1000.0;
+    app.update();
+    let stats = app.world().resource::<AoiStats>().clone();
+    assert_eq!(
+        stats.stepped, 1,
+        "the observer should have stepped and the target jumped"
+    );
+    assert_eq!(app.total_leaves, 1, "the target should have left the observer's view");
+}
