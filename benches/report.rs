@@ -239,6 +239,9 @@ fn main() {
     if filter.is_empty() || filter.iter().any(|f| "mixed".contains(f.as_str())) {
         mixed_cost(ticks);
     }
+    if filter.is_empty() || filter.iter().any(|f| "contains".contains(f.as_str())) {
+        contains_cost();
+    }
 }
 
 /// Updates every app once per tick, in turn, timing each; returns each app's median per tick.
@@ -311,4 +314,44 @@ fn rules_cost(ticks: usize) {
         per_tick(cr)
     );
     println!("rules / no rules: {:.2}", (rules - movement) / (plain - movement));
+}
+
+/// `InterestSet::contains` (a binary search in the sorted set) beside a linear scan of the same
+/// slice, on the real sets of uniform 10k (~78 targets) and crowded 2k (~2000), asking for
+/// every observer a target it sees and one it does not.
+fn contains_cost() {
+    println!();
+    println!("| sets of | targets per set | `contains` | linear scan | scan / contains |");
+    println!("|---|---|---|---|---|");
+    for (kind, n) in [(Kind::Uniform, 10_000), (Kind::Crowded, 2_000)] {
+        let mut app = workload::app(Walkers::new(kind, n, SEED), true);
+        app.update();
+        let world = app.world_mut();
+        let sets: Vec<InterestSet> = world.query::<&InterestSet>().iter(world).cloned().collect();
+        let absent = world.spawn_empty().id();
+        let probes: Vec<(usize, Entity)> = sets
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| [(i, s.as_slice().get(s.len() / 2).copied().unwrap_or(absent)), (i, absent)])
+            .collect();
+        let average = sets.iter().map(InterestSet::len).sum::<usize>() / sets.len().max(1);
+        let time = |f: &dyn Fn(&InterestSet, Entity) -> bool| {
+            let runs: Vec<f64> = (0..7)
+                .map(|_| {
+                    let t = Instant::now();
+                    let hits = probes.iter().filter(|&&(i, e)| f(&sets[i], e)).count();
+                    std::hint::black_box(hits);
+                    t.elapsed().as_secs_f64() * 1e9 / probes.len() as f64
+                })
+                .collect();
+            median(runs)
+        };
+        let fast = time(&|s, e| s.contains(e));
+        let slow = time(&|s, e| s.as_slice().contains(&e));
+        println!(
+            "| {} {n} | {average} | {fast:.1} ns | {slow:.1} ns | {:.1} |",
+            kind.name(),
+            slow / fast
+        );
+    }
 }
