@@ -332,7 +332,12 @@ fn contains_cost() {
         let probes: Vec<(usize, Entity)> = sets
             .iter()
             .enumerate()
-            .flat_map(|(i, s)| [(i, s.as_slice().get(s.len() / 2).copied().unwrap_or(absent)), (i, absent)])
+            .flat_map(|(i, s)| {
+                [
+                    (i, s.as_slice().get(s.len() / 2).copied().unwrap_or(absent)),
+                    (i, absent),
+                ]
+            })
             .collect();
         let average = sets.iter().map(InterestSet::len).sum::<usize>() / sets.len().max(1);
         let time = |f: &dyn Fn(&InterestSet, Entity) -> bool| {

@@ -645,7 +645,7 @@ impl AoiIndex {
         self.step_reach = 0.0;
         // Once the entities changed cell about once each, neighbours no longer have nearby slot
         // numbers; renumbering costs about one tick of list copying and keeps every per-slot
-        // access of the scans (stamps, lists) within a few cache lines per observer. It only
+        // access of the scans (marks, lists) within a few cache lines per observer. It only
         // pays where cells are shared (dense maps); with one entity per cell there is nothing
         // to gather.
         let tracked = self.by_entity.len();

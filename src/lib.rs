@@ -10,7 +10,8 @@
 //!   [`AoiBounds`], entity events).
 //! - [`Position`]: where an entity is; every entity with one is a *target*.
 //! - [`ViewRange`]: makes an entity an *observer*; requires [`InterestSet`].
-//! - [`InterestSet`]: what the observer sees now (read-only, in a deterministic order, not sorted).
+//! - [`InterestSet`]: what the observer sees now (read-only, sorted by [`Entity`](bevy_ecs::entity::Entity),
+//!   `contains` is a binary search).
 //! - [`EnterView`] / [`LeaveView`]: the changes of this update, as messages (and optionally as
 //!   entity events).
 //! - [`AoiSystems`]: the public, chained system set to order against.
