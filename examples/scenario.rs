@@ -37,6 +37,10 @@ struct Args {
     /// Turn off the parallel recompute.
     #[arg(long)]
     single_thread: bool,
+    /// `AoiSettings::flip_scan_min_seen`: stepping observers seeing at least this many targets
+    /// take the flip scan.
+    #[arg(long, default_value_t = bevy_aoi::prelude::AoiSettings::default().flip_scan_min_seen)]
+    flip_scan_min_seen: usize,
 }
 
 fn parse_kind(s: &str) -> Result<workload::Kind, String> {
@@ -51,6 +55,7 @@ fn main() {
     let mut app = workload::app(walkers, aoi);
     app.insert_resource(bevy_aoi::prelude::AoiSettings {
         parallel: !args.single_thread,
+        flip_scan_min_seen: args.flip_scan_min_seen,
         ..Default::default()
     });
     let start = Instant::now();
