@@ -3,8 +3,6 @@
 
 use bevy_ecs::{entity::Entity, lifecycle::HookContext, prelude::*, world::DeferredWorld};
 
-use crate::index::PendingRemovals;
-
 /// Where an entity is. Every entity with a `Position` is a *target*: observers can see it.
 ///
 /// Mutate it in place every tick (`*pos = Position::new(..)` or field writes); the plugin picks up
@@ -225,6 +223,11 @@ impl<'a> IntoIterator for &'a InterestSet {
         self.targets.iter().copied()
     }
 }
+
+/// Entities whose `Position` or `ViewRange` was removed (or that were despawned) since the last
+/// AOI update, filled by [`on_remove_tracked`].
+#[derive(Resource, Default)]
+pub(crate) struct PendingRemovals(pub Vec<Entity>);
 
 /// Records the entity so the next AOI update re-examines it (removal and despawn both land here).
 /// The plugin may not be added (a bare `World`), so the resource is optional.

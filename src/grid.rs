@@ -26,11 +26,11 @@ pub(crate) struct Member {
     pub p: [f32; 3],
     /// Where it was at the start of the tick (equal to `p` unless it steps this tick).
     pub start_p: [f32; 3],
-    /// It is an observer stepping this tick ([`crate::index::Slot::stepping`]): its own flip
+    /// It is an observer stepping this tick (`Slot::stepping` in the index): its own flip
     /// scan decides its pairs with other steppers and unchanged targets.
     pub stepping: bool,
     /// As a target, it changed this tick in a way flip scans cannot follow
-    /// ([`crate::index::Slot::jumped`]): flip scans skip it, its own target scan decides.
+    /// (`Slot::jumped` in the index): flip scans skip it, its own target scan decides.
     pub jumped: bool,
     /// The layers it is in, as distance scans may find it: 0 unless its visibility is `Normal`
     /// (`Always` entities are found through their instance's list, `Hidden` ones not at all).

@@ -5,69 +5,16 @@ use std::collections::BTreeMap;
 
 use bevy_ecs::{entity::EntityHashMap, prelude::*};
 
+mod renumber;
+
 use crate::{
     components::{Position, ViewRange},
     config::{AoiBounds, CellSize, MAX_CELL_SIZE, MIN_CELL_SIZE, Plane},
-    grid::{CellKey, Grid, Member, NO_CELL, Window, dist2},
-    rules::AoiVisibility,
+    grid::{CellKey, Grid, Member, NO_CELL, dist2},
+    slot::{Change, STEP_SLACK, Slot, bad_input},
+    visibility::{Rules, always_in, observer_region, scan_layers, sees},
     wide::{WideObservers, threshold},
 };
-
-/// The visibility rules of one entity (layers, mode, instance).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Rules {
-    pub member: u32,
-    pub sees: u32,
-    pub mode: AoiVisibility,
-    pub instance: u32,
-}
-
-impl Default for Rules {
-    fn default() -> Self {
-        Self {
-            member: u32::MAX,
-            sees: u32::MAX,
-            mode: AoiVisibility::Normal,
-            instance: 0,
-        }
-    }
-}
-
-/// A target as the visibility rule needs it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct TargetState {
-    pub in_grid: bool,
-    pub p: [f32; 3],
-    pub rules: Rules,
-}
-
-/// Where the observers that may see `t` are (with views of at most `reach`): around it in its
-/// instance, the whole instance if it is `Always` visible, nowhere if it is hidden or unindexed.
-pub(crate) fn region(grid: &Grid, t: &TargetState, reach: f32) -> Option<Window> {
-    if !t.in_grid {
-        return None;
-    }
-    match t.rules.mode {
-        AoiVisibility::Hidden => None,
-        AoiVisibility::Always => Some(Window::whole(t.rules.instance)),
-        AoiVisibility::Normal => Some(grid.window(t.p, reach, t.rules.instance)),
-    }
-}
-
-/// The one visibility rule: does an observer (position, squared radius, layers it sees,
-/// instance) see this target? Every decision in the crate goes through here or through the
-/// equivalent inline test of the scan (`dist2 <= r2`, shared layer bit, scannable member).
-#[inline]
-pub(crate) fn sees(p: [f32; 3], r2: f32, sees: u32, instance: u32, t: &TargetState) -> bool {
-    t.in_grid
-        && t.rules.instance == instance
-        && (sees & t.rules.member) != 0
-        && match t.rules.mode {
-            AoiVisibility::Hidden => false,
-            AoiVisibility::Always => true,
-            AoiVisibility::Normal => dist2(p, t.p) <= r2,
-        }
-}
 
 /// How much larger than the largest view radius the automatic cell side is.
 const AUTO_SIDE_OVER_RADIUS: f32 = 1.0625;
@@ -75,156 +22,6 @@ const AUTO_SIDE_OVER_RADIUS: f32 = 1.0625;
 /// The step limit as a fraction of the cell side: an entity that moved farther in one tick is
 /// *jumped* rather than *stepping* ([`Slot::stepping`], [`Slot::jumped`]).
 const STEP_LIMIT_OVER_SIDE: f32 = 0.125;
-
-/// Relative slack on reaches derived from steps, far more than the rounding of the `f32`
-/// distances they add up.
-pub(crate) const STEP_SLACK: f32 = 1.0 + 1.0e-4;
-
-/// Entities whose `Position` or `ViewRange` was removed (or that were despawned) since the last
-/// AOI update, filled by component hooks.
-#[derive(Resource, Default)]
-pub(crate) struct PendingRemovals(pub Vec<Entity>);
-
-/// One tracked entity.
-#[derive(Clone, Debug)]
-pub(crate) struct Slot {
-    pub entity: Entity,
-    /// Projected position (meaningful while `in_grid`).
-    pub p: [f32; 3],
-    /// Projected position at the start of this tick (equal to `p` between ticks).
-    pub start_p: [f32; 3],
-    /// Squared view radius, or -1 when the entity is not an observer.
-    pub r2: f32,
-    /// View radius (0 when not an observer).
-    pub radius: f32,
-    /// Where its member is in the grid, or `NO_CELL`.
-    pub cell: u32,
-    pub idx: u32,
-    /// Whether the entity should be indexed now (valid position and range).
-    pub in_grid: bool,
-    /// Whether the entity still has a `Position`; the slot is freed at the end of the tick if not.
-    pub live: bool,
-    /// Whether the entity is on this tick's shortlist.
-    pub dirty: bool,
-    /// Whether a bad-input warning was logged for it.
-    pub warned: bool,
-    /// Whether it is a wide observer ([`crate::wide`]): target scans test it from the wide list,
-    /// so its grid member carries no scan radius.
-    pub wide: bool,
-    /// On the shortlist as an observer that only stepped (same radius and rules, indexed before
-    /// and after, moved at most the step limit, not wide) and saw at least
-    /// `AoiSettings::flip_scan_min_seen` targets: instead of recomputing its list it tests each
-    /// member of its window at the start and at the end of the tick, and edits the list where
-    /// the two differ.
-    pub stepping: bool,
-    /// On the shortlist as a target that did more than step (moved past the step limit, changed
-    /// rules, joined or left the index): stepping observers skip it, its own target scan decides
-    /// its pairs with them.
-    pub jumped: bool,
-    /// Layers, visibility mode and instance.
-    pub rules: Rules,
-}
-
-impl Slot {
-    /// A slot for `entity`, not yet indexed.
-    fn free(entity: Entity) -> Self {
-        Self {
-            entity,
-            p: [0.0; 3],
-            start_p: [0.0; 3],
-            r2: -1.0,
-            radius: 0.0,
-            cell: NO_CELL,
-            idx: 0,
-            in_grid: false,
-            live: true,
-            dirty: false,
-            warned: false,
-            wide: false,
-            stepping: false,
-            jumped: false,
-            rules: Rules::default(),
-        }
-    }
-
-    /// This slot as a target, now.
-    #[inline]
-    pub fn target(&self) -> TargetState {
-        TargetState {
-            in_grid: self.in_grid,
-            p: self.p,
-            rules: self.rules,
-        }
-    }
-
-    #[inline]
-    pub fn is_observer(&self) -> bool {
-        self.in_grid && self.r2 >= 0.0
-    }
-
-    /// The squared radius its grid member carries for target scans: negative when target scans
-    /// must skip it (not an observer, wide, or recomputing its whole list this tick).
-    #[inline]
-    fn scan_r2(&self) -> f32 {
-        if self.wide || (self.dirty && !self.stepping) {
-            -1.0
-        } else {
-            self.r2
-        }
-    }
-
-    /// How far from its position now a stepping observer's flip scan must look: its radius, plus
-    /// its own step, plus the largest step of any target (`step_reach`), with a little slack for
-    /// rounding. Other observers look as far as their radius.
-    #[inline]
-    pub fn scan_reach(&self, step_reach: f32) -> f32 {
-        if self.stepping {
-            (self.radius + dist2(self.start_p, self.p).sqrt() + step_reach) * STEP_SLACK
-        } else {
-            self.radius
-        }
-    }
-}
-
-/// What a changed slot was at the start of the tick.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Change {
-    pub slot: u32,
-    pub old_in: bool,
-    pub old_p: [f32; 3],
-    pub old_r2: f32,
-    pub old_rules: Rules,
-}
-
-impl Change {
-    /// The slot as a target, at the start of the tick.
-    #[inline]
-    pub fn old_target(&self) -> TargetState {
-        TargetState {
-            in_grid: self.old_in,
-            p: self.old_p,
-            rules: self.old_rules,
-        }
-    }
-}
-
-/// Why an entity is kept out of the index.
-fn bad_input(p: [f32; 3], radius: Option<f32>, bounds: Option<&AoiBounds>, dims: usize) -> Option<&'static str> {
-    if !p.iter().all(|c| c.is_finite()) {
-        return Some("its Position is not finite");
-    }
-    if let Some(b) = bounds
-        && !b.accepts(p, dims)
-    {
-        return Some("its Position is farther outside the AoiPlugin bounds than one bounds size");
-    }
-    if let Some(r) = radius
-        && !(r >= 0.0 && (r * r).is_finite())
-    {
-        return Some("its ViewRange radius is negative, NaN, or so large that its square overflows");
-    }
-    None
-}
 
 /// The index resource. Internal: users see its results through `InterestSet` and the messages.
 #[derive(Resource)]
@@ -300,7 +97,7 @@ impl AoiIndex {
     pub fn observers_seeing(&self, s: u32, cells: &mut Vec<u32>, out: &mut Vec<Entity>) {
         let t = self.slots[s as usize].target();
         cells.clear();
-        if let Some(w) = region(&self.grid, &t, self.ordinary_reach()) {
+        if let Some(w) = observer_region(&self.grid, &t, self.ordinary_reach()) {
             self.grid.cells_in(&w, cells);
         }
         for &c in cells.iter() {
@@ -357,7 +154,7 @@ impl AoiIndex {
             (None, Some(_)) => self.alloc_slot(entity),
             (None, None) => return,
         };
-        let (live, p, radius, rules) = match state {
+        let (has_position, p, radius, rules) = match state {
             Some((pos, range, rules)) => (
                 true,
                 self.plane.project(pos.x, pos.y, pos.z),
@@ -366,12 +163,12 @@ impl AoiIndex {
             ),
             None => (false, [0.0; 3], None, Rules::default()),
         };
-        let problem = if live {
+        let problem = if has_position {
             bad_input(p, radius, self.bounds.as_ref(), self.plane.dims())
         } else {
             None
         };
-        let in_grid = live && problem.is_none();
+        let in_grid = has_position && problem.is_none();
         let r2 = match radius {
             Some(r) if in_grid => r * r,
             _ => -1.0,
@@ -383,7 +180,7 @@ impl AoiIndex {
             slot.warned = true;
             log::warn!("bevy_aoi: {entity} is kept out of the AOI index because {why} (warned once per entity)");
         }
-        if slot.live == live
+        if slot.has_position == has_position
             && slot.in_grid == in_grid
             && slot.r2.to_bits() == r2.to_bits()
             && slot.rules == rules
@@ -391,8 +188,8 @@ impl AoiIndex {
         {
             return;
         }
-        if !slot.dirty {
-            slot.dirty = true;
+        if !slot.on_shortlist {
+            slot.on_shortlist = true;
             self.changes.push(Change {
                 slot: s,
                 old_in: slot.in_grid,
@@ -409,7 +206,7 @@ impl AoiIndex {
             slot.wide = false;
             self.wide.remove(s);
         }
-        slot.live = live;
+        slot.has_position = has_position;
         slot.in_grid = in_grid;
         slot.p = p;
         slot.r2 = r2;
@@ -445,7 +242,7 @@ impl AoiIndex {
         for i in 0..self.changes.len() {
             let s = self.changes[i].slot;
             let slot = &self.slots[s as usize];
-            let (in_grid, p, cell, idx) = (slot.in_grid, slot.p, slot.cell, slot.idx);
+            let (in_grid, p, cell, idx) = (slot.in_grid, slot.p, slot.cell, slot.member_index);
             let key = self.grid.key(p, slot.rules.instance);
             if cell != NO_CELL {
                 if in_grid && self.grid.cells[cell as usize].key == key {
@@ -463,10 +260,10 @@ impl AoiIndex {
 
     fn unlink(&mut self, s: u32) {
         let slot = &mut self.slots[s as usize];
-        let (cell, idx) = (slot.cell, slot.idx);
+        let (cell, idx) = (slot.cell, slot.member_index);
         slot.cell = NO_CELL;
         if let Some(moved) = self.grid.remove(cell, idx) {
-            self.slots[moved as usize].idx = idx;
+            self.slots[moved as usize].member_index = idx;
         }
     }
 
@@ -480,11 +277,7 @@ impl AoiIndex {
             start_p: slot.start_p,
             stepping: slot.stepping,
             jumped: slot.jumped,
-            seen_by: if slot.rules.mode == AoiVisibility::Normal {
-                slot.rules.member
-            } else {
-                0
-            },
+            seen_by: scan_layers(&slot.rules),
             sees: slot.rules.sees,
             entity: slot.entity,
         }
@@ -494,8 +287,7 @@ impl AoiIndex {
     fn update_always(&mut self) {
         for ch in &self.changes {
             let slot = &self.slots[ch.slot as usize];
-            let was = (ch.old_in && ch.old_rules.mode == AoiVisibility::Always).then_some(ch.old_rules.instance);
-            let is = (slot.in_grid && slot.rules.mode == AoiVisibility::Always).then_some(slot.rules.instance);
+            let (was, is) = (always_in(&ch.old_target()), always_in(&slot.target()));
             if was == is {
                 continue;
             }
@@ -561,7 +353,7 @@ impl AoiIndex {
             }
             if wide != slot.wide {
                 slot.wide = wide;
-                let (cell, idx, r2) = (slot.cell, slot.idx, slot.scan_r2());
+                let (cell, idx, r2) = (slot.cell, slot.member_index, slot.scan_r2());
                 if cell != NO_CELL {
                     self.grid.edit_member(cell, idx, |m| m.r2 = r2);
                 }
@@ -574,7 +366,7 @@ impl AoiIndex {
         let (cell, idx) = self.grid.insert(key, member);
         let slot = &mut self.slots[s as usize];
         slot.cell = cell;
-        slot.idx = idx;
+        slot.member_index = idx;
         self.relinks += 1;
     }
 
@@ -617,12 +409,12 @@ impl AoiIndex {
         for i in 0..self.changes.len() {
             let s = self.changes[i].slot as usize;
             let slot = &mut self.slots[s];
-            slot.dirty = false;
+            slot.on_shortlist = false;
             slot.stepping = false;
             slot.jumped = false;
             slot.start_p = slot.p;
             if slot.cell != NO_CELL {
-                let (c, idx, r2, p) = (slot.cell, slot.idx, slot.scan_r2(), slot.p);
+                let (c, idx, r2, p) = (slot.cell, slot.member_index, slot.scan_r2(), slot.p);
                 self.grid.edit_member(c, idx, |m| {
                     m.r2 = r2;
                     m.start_p = p;
@@ -630,7 +422,7 @@ impl AoiIndex {
                     m.jumped = false;
                 });
             }
-            if !slot.live {
+            if !slot.has_position {
                 debug_assert!(
                     slot.cell == NO_CELL,
                     "a slot without Position should have left the grid"
@@ -654,82 +446,6 @@ impl AoiIndex {
         }
     }
 
-    /// Renumbers the slots so that entities of neighbouring cells have neighbouring numbers:
-    /// indexed slots in row-major cell order, then tracked slots outside the grid, then free
-    /// slots. Only runs between ticks (the shortlist is empty).
-    fn renumber(&mut self) {
-        debug_assert!(self.changes.is_empty(), "slots should only be renumbered between ticks");
-        self.relinks = 0;
-        let n = self.slots.len();
-        let mut cells: Vec<u32> = (0..self.grid.cells.len() as u32)
-            .filter(|&c| !self.grid.cells[c as usize].members.is_empty())
-            .collect();
-        cells.sort_unstable_by_key(|&c| {
-            let k = self.grid.cells[c as usize].key;
-            (k[3], k[2], k[1], k[0])
-        });
-        const UNSET: u32 = u32::MAX;
-        let mut new_of_old = vec![UNSET; n];
-        let mut next = 0u32;
-        for &c in &cells {
-            for m in &self.grid.cells[c as usize].members {
-                new_of_old[m.slot as usize] = next;
-                next += 1;
-            }
-        }
-        for (s, slot) in self.slots.iter().enumerate() {
-            if new_of_old[s] == UNSET && slot.live {
-                new_of_old[s] = next;
-                next += 1;
-            }
-        }
-        self.free_slots.clear();
-        for target in new_of_old.iter_mut().filter(|t| **t == UNSET) {
-            *target = next;
-            self.free_slots.push(next);
-            next += 1;
-        }
-        self.free_slots.reverse();
-        let remap = |s: &mut u32| *s = new_of_old[*s as usize];
-        for cell in &mut self.grid.cells {
-            cell.members.iter_mut().for_each(|m| remap(&mut m.slot));
-        }
-        for list in &mut self.lists {
-            list.iter_mut().for_each(remap);
-        }
-        self.by_entity.values_mut().for_each(remap);
-        for list in self.always.values_mut() {
-            list.iter_mut().for_each(remap);
-        }
-        self.wide.slots.iter_mut().for_each(remap);
-        permute(&mut self.slots, &new_of_old, || Slot::free(Entity::PLACEHOLDER));
-        permute(&mut self.entities, &new_of_old, || Entity::PLACEHOLDER);
-        permute(&mut self.lists, &new_of_old, Vec::new);
-        self.renumbered += 1;
-        #[cfg(debug_assertions)]
-        self.check_links();
-    }
-
-    /// Debug check: the entity map, the slots and the grid members agree.
-    #[cfg(debug_assertions)]
-    fn check_links(&self) {
-        for (&e, &s) in &self.by_entity {
-            let slot = &self.slots[s as usize];
-            assert_eq!(slot.entity, e, "slot {s} should belong to {e}");
-            assert_eq!(
-                self.entities[s as usize], e,
-                "the packed entity of slot {s} should be {e}"
-            );
-            if slot.cell != NO_CELL {
-                let m = &self.grid.cells[slot.cell as usize].members[slot.idx as usize];
-                assert_eq!((m.slot, m.entity), (s, e), "slot {s}'s member should point back at it");
-            }
-        }
-        for &f in &self.free_slots {
-            assert!(!self.slots[f as usize].live, "free slot {f} should not be live");
-        }
-    }
-
     /// Fills the counters the index knows.
     pub fn stats(&self, stats: &mut crate::settings::AoiStats) {
         stats.entities = self.by_entity.len();
@@ -740,15 +456,6 @@ impl AoiIndex {
         stats.stepped = self.stepped;
         stats.renumbers = self.renumbered;
     }
-}
-
-/// Moves `v[i]` to `v[new_of_old[i]]` (a permutation: every `fill` is overwritten).
-fn permute<T>(v: &mut Vec<T>, new_of_old: &[u32], fill: impl Fn() -> T) {
-    let mut out: Vec<T> = (0..v.len()).map(|_| fill()).collect();
-    for (i, item) in v.drain(..).enumerate() {
-        out[new_of_old[i] as usize] = item;
-    }
-    *v = out;
 }
 
 fn remove_radius(radii: &mut BTreeMap<u32, u32>, r: f32) {

@@ -36,15 +36,16 @@ use smallvec::SmallVec;
 
 use crate::{
     components::InterestSet,
-    index::{AoiIndex, Change},
-    scan::{self, Out, Scratch, View},
+    index::AoiIndex,
+    scan::{self, Out, TaskBuffers, View},
+    slot::Change,
     watch::WatchTracker,
 };
 
 /// The tick's work buffers and results, reused every tick.
 #[derive(Default)]
-pub(crate) struct Work {
-    scratch: Vec<Scratch>,
+pub(crate) struct PairEngine {
+    scratch: Vec<TaskBuffers>,
     /// Cells holding changed observers, in first-seen order, and where each group starts in
     /// `order`.
     groups: Vec<(u32, u32)>,
@@ -55,9 +56,9 @@ pub(crate) struct Work {
     taken_sets: Vec<Vec<Entity>>,
     tag: u32,
     /// Leaves of observers that stopped observing, in shortlist order.
-    flushed: Vec<(u32, u32)>,
+    stopped_leaves: Vec<(u32, u32)>,
     /// Observers that stopped observing (their lists were emptied).
-    pub flushed_observers: Vec<u32>,
+    pub stopped_observers: Vec<u32>,
     /// Edits made to unchanged observers' lists, in order, to replay on their `InterestSet`s.
     pub edits: Vec<(u32, Edit)>,
     /// Counts for the `Watched` marker, when the plugin keeps it.
@@ -75,13 +76,13 @@ pub(crate) enum Edit {
 
 /// How the work is split between tasks.
 #[derive(Clone, Copy)]
-pub(crate) struct Split<'a> {
+pub(crate) struct Parallelism<'a> {
     pub pool: Option<&'a TaskPool>,
     /// Below this many shortlisted entities, everything runs on the calling thread.
     pub min_parallel: usize,
 }
 
-impl Work {
+impl PairEngine {
     /// Empty buffers; `watch` counts for the `Watched` marker when the plugin keeps it.
     pub fn new(watch: Option<WatchTracker>) -> Self {
         Self {
@@ -100,19 +101,19 @@ impl Work {
     pub fn run(
         &mut self,
         index: &mut AoiIndex,
-        split: Split,
+        parallelism: Parallelism,
         sets: &mut Query<&mut InterestSet>,
         mut emit: impl FnMut(bool, Entity, Entity),
     ) {
         if index.changes.is_empty() {
             return;
         }
-        let parallel = split
+        let parallel = parallelism
             .pool
-            .filter(|p| p.thread_num() > 1 && index.changes.len() >= split.min_parallel);
+            .filter(|p| p.thread_num() > 1 && index.changes.len() >= parallelism.min_parallel);
         let tasks = parallel.map_or(1, |p| p.thread_num() * 4);
         if self.scratch.len() < 2 * tasks {
-            self.scratch.resize_with(2 * tasks, Scratch::default);
+            self.scratch.resize_with(2 * tasks, TaskBuffers::default);
         }
         if let Some(watch) = &mut self.watch {
             // What changed observers saw (their lists, still in place) stops counting, with the
@@ -148,7 +149,7 @@ impl Work {
         self.scan_targets(index, parallel, tasks);
 
         let entity = |s: u32| index.entities[s as usize];
-        for &(o, t) in &self.flushed {
+        for &(o, t) in &self.stopped_leaves {
             emit(false, entity(o), entity(t));
         }
         // Changed observers' results are in `scratch[..tasks]`, targets' in `scratch[tasks..]`.
@@ -164,14 +165,14 @@ impl Work {
 
     /// Changed slots that are no longer observers leave everything they saw.
     fn flush_non_observers(&mut self, index: &mut AoiIndex) {
-        self.flushed.clear();
-        self.flushed_observers.clear();
+        self.stopped_leaves.clear();
+        self.stopped_observers.clear();
         for ch in &index.changes {
             let s = ch.slot as usize;
             if !index.slots[s].is_observer() && !index.lists[s].is_empty() {
-                self.flushed_observers.push(ch.slot);
+                self.stopped_observers.push(ch.slot);
                 for t in index.lists[s].drain(..) {
-                    self.flushed.push((ch.slot, t));
+                    self.stopped_leaves.push((ch.slot, t));
                 }
             }
         }
@@ -255,7 +256,7 @@ impl Work {
             usize,
             &'a mut [Vec<u32>],
             &'a mut [Vec<Entity>],
-            &'a mut Scratch,
+            &'a mut TaskBuffers,
         );
         let run = |(range, mut g, lists, sets, scratch): Job| {
             scratch.clear();
@@ -291,7 +292,7 @@ impl Work {
     fn scan_targets(&mut self, index: &mut AoiIndex, pool: Option<&TaskPool>, tasks: usize) {
         self.edits.clear();
         let out = &mut self.scratch[tasks..2 * tasks];
-        out.iter_mut().for_each(Scratch::clear);
+        out.iter_mut().for_each(TaskBuffers::clear);
         let any_clean = index.observers > self.order.len();
         let view = View {
             grid: &index.grid,
@@ -303,7 +304,7 @@ impl Work {
         let changes = &index.changes[..];
         let (reach, wide) = (index.ordinary_reach(), &index.wide.slots[..]);
         let per_task = changes.len().div_ceil(tasks).max(1);
-        let run = |(part, scratch): (&[Change], &mut Scratch)| {
+        let run = |(part, scratch): (&[Change], &mut TaskBuffers)| {
             for ch in part {
                 scan::target(view, wide, ch, reach, any_clean, scratch);
             }

@@ -83,7 +83,9 @@ mod plugin;
 mod rules;
 mod scan;
 mod settings;
+mod slot;
 mod systems;
+mod visibility;
 mod watch;
 mod wide;
 

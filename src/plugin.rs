@@ -8,13 +8,14 @@ use bevy_ecs::{
 };
 
 use crate::{
+    components::PendingRemovals,
     config::{AoiBounds, CellSize, Plane, validate},
-    index::{AoiIndex, PendingRemovals},
-    interest::Work,
+    index::AoiIndex,
+    interest::PairEngine,
     messages::{EnterView, LeaveView, Outbox, trigger_messages, write_messages},
     rules::{PendingWatchers, WatchedRule},
     settings::{AoiSettings, AoiStats},
-    systems::{AoiWork, compute_interest, update_index, update_watched, update_watchers},
+    systems::{AoiPairEngine, compute_interest, update_index, update_watched, update_watchers},
     watch::WatchTracker,
 };
 
@@ -105,7 +106,7 @@ impl Plugin for AoiPlugin {
             .init_resource::<PendingRemovals>()
             .init_resource::<PendingWatchers>()
             .init_resource::<Outbox>()
-            .insert_resource(AoiWork(Work::new(self.watched.map(WatchTracker::new))))
+            .insert_resource(AoiPairEngine(PairEngine::new(self.watched.map(WatchTracker::new))))
             .insert_resource(AoiIndex::new(self.plane, self.cell_size, self.bounds));
         for schedule in [self.schedule, PostStartup.intern()] {
             app.configure_sets(

@@ -1,4 +1,4 @@
-//! The three scans of the pair engine, each deciding one kind of pair (see [`crate::interest`]):
+//! The three scans of the pair engine, each deciding one kind of pair (the table of who decides which pair is in `interest.rs`):
 //! - [`observer_group`]: a cell's changed observers. A *stepping* observer tests each member of
 //!   its window at the start and at the end of the tick and edits its list where the two differ
 //!   (a flip scan); any other changed observer recomputes its whole list.
@@ -12,13 +12,14 @@ use bevy_ecs::entity::Entity;
 use crate::{
     components::merge_targets,
     grid::{Grid, Member, dist2},
-    index::{Change, Slot, region, sees},
     rules::AoiVisibility,
+    slot::{Change, Slot},
+    visibility::{observer_region, sees},
 };
 
 /// Per-task buffers, kept between ticks.
 #[derive(Default)]
-pub(crate) struct Scratch {
+pub(crate) struct TaskBuffers {
     /// Per slot: the epoch at which it was last seen in the list being recomputed.
     marks: Vec<u32>,
     epoch: u32,
@@ -32,7 +33,7 @@ pub(crate) struct Scratch {
     pub leaves: Vec<(u32, u32)>,
 }
 
-impl Scratch {
+impl TaskBuffers {
     /// A fresh even mark value; old marks can never collide with it.
     fn next_epoch(&mut self, slots: usize) -> u32 {
         if self.marks.len() < slots {
@@ -73,7 +74,14 @@ pub(crate) struct Out<'a> {
 /// Decides every pair of (some of) the changed observers of one cell; `reach` is the largest
 /// [scan reach](Slot::scan_reach) of the cell's whole group, so the cells are listed in the
 /// same order however the group is split between tasks.
-pub(crate) fn observer_group(view: View, cell: u32, reach: f32, observers: &[u32], out: Out, scratch: &mut Scratch) {
+pub(crate) fn observer_group(
+    view: View,
+    cell: u32,
+    reach: f32,
+    observers: &[u32],
+    out: Out,
+    scratch: &mut TaskBuffers,
+) {
     let grid = view.grid;
     let window = grid.cell_window(grid.cells[cell as usize].key, reach);
     let mut cells = core::mem::take(&mut scratch.cells);
@@ -158,7 +166,7 @@ fn scan_members(
 /// and where they are now; where the answers differ the pair enters or leaves, and the list and
 /// set are edited in place. Nothing else changed for the pair (same radius, rules, instance), so
 /// the start answer is exactly what the list holds.
-fn flip_scan(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut Vec<Entity>, scratch: &mut Scratch) {
+fn flip_scan(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut Vec<Entity>, scratch: &mut TaskBuffers) {
     let me = &view.slots[o as usize];
     let (now, start, r2, layers) = (me.p, me.start_p, me.r2, me.rules.sees);
     let flips = |m: &Member| {
@@ -188,7 +196,7 @@ fn flip_scan(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
 /// Recomputes one changed observer's whole list from the members of its window, then its
 /// instance's `Always`-visible targets, and diffs it against the old list with per-slot marks
 /// (no list is sorted); only the differences are merged into its `InterestSet`.
-fn recompute(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut Vec<Entity>, scratch: &mut Scratch) {
+fn recompute(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut Vec<Entity>, scratch: &mut TaskBuffers) {
     let me = &view.slots[o as usize];
     let e = scratch.next_epoch(view.slots.len());
     for &t in list.iter() {
@@ -230,7 +238,10 @@ fn recompute(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
 /// positions (within `reach`) in their instances, or every cell of an instance where it is or
 /// was `Always` visible. Each cell is listed once.
 fn target_cells(grid: &Grid, me: &Slot, ch: &Change, reach: f32, out: &mut Vec<u32>) {
-    match (region(grid, &me.target(), reach), region(grid, &ch.old_target(), reach)) {
+    match (
+        observer_region(grid, &me.target(), reach),
+        observer_region(grid, &ch.old_target(), reach),
+    ) {
         (Some(a), Some(b)) if a.overlaps(&b) => grid.cells_around(me.cell, &a.union(&b), out),
         (Some(a), None) => grid.cells_around(me.cell, &a, out),
         (a, b) => {
@@ -246,7 +257,7 @@ fn target_cells(grid: &Grid, me: &Slot, ch: &Change, reach: f32, out: &mut Vec<u
 /// cells around the target within the ordinary `reach`), and for a jumped target the stepping
 /// observers too, tested where they were at the start of the tick and where they are now.
 /// `any_clean` says whether any observer is clean this tick.
-pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clean: bool, scratch: &mut Scratch) {
+pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clean: bool, scratch: &mut TaskBuffers) {
     let me = &view.slots[ch.slot as usize];
     // A target that only stepped, with its rules and its observers' unchanged, flips only by
     // distance; `Always` and `Hidden` ones do not depend on it.
@@ -266,7 +277,7 @@ pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clea
     for &w in wide {
         let o = &view.slots[w as usize];
         // A changed wide observer recomputes its own list.
-        if !o.dirty {
+        if !o.on_shortlist {
             judge(w, o.p, o.p, o.r2, o.rules.sees, o.rules.instance);
         }
     }

@@ -4,12 +4,13 @@ use bevy_ecs::prelude::*;
 use bevy_tasks::ComputeTaskPool;
 
 use crate::{
-    components::{InterestSet, Position, ViewRange},
-    index::{AoiIndex, PendingRemovals, Rules},
-    interest::{Edit, Split, Work},
+    components::{InterestSet, PendingRemovals, Position, ViewRange},
+    index::AoiIndex,
+    interest::{Edit, PairEngine, Parallelism},
     messages::{EnterView, LeaveView, Outbox},
     rules::{AoiInstance, AoiLayers, AoiVisibility, PendingWatchers, Watchers},
     settings::{AoiSettings, AoiStats},
+    visibility::Rules,
 };
 
 /// What the index reads of an entity.
@@ -51,7 +52,7 @@ fn state<'a>(
 
 /// The interest computation's reusable buffers.
 #[derive(Resource, Default)]
-pub(crate) struct AoiWork(pub Work);
+pub(crate) struct AoiPairEngine(pub PairEngine);
 
 /// Picks up this update's changes (the `Changed` scan is the only pass over all entities, and
 /// it reads change ticks only) and moves the changed entities in the grid.
@@ -74,7 +75,7 @@ pub(crate) fn update_index(
 /// Recomputes what changed, updates the `InterestSet`s and fills the outbox.
 pub(crate) fn compute_interest(
     mut index: ResMut<AoiIndex>,
-    mut work: ResMut<AoiWork>,
+    mut work: ResMut<AoiPairEngine>,
     mut outbox: ResMut<Outbox>,
     settings: Res<AoiSettings>,
     mut stats: ResMut<AoiStats>,
@@ -93,7 +94,7 @@ pub(crate) fn compute_interest(
     } else {
         None
     };
-    let split = Split {
+    let parallelism = Parallelism {
         pool,
         min_parallel: settings.min_parallel_changes,
     };
@@ -101,7 +102,7 @@ pub(crate) fn compute_interest(
     outbox.enters.clear();
     outbox.leaves.clear();
     let work = &mut work.0;
-    work.run(index, split, &mut sets, |enter, observer, target| {
+    work.run(index, parallelism, &mut sets, |enter, observer, target| {
         if enter {
             outbox.enters.push(EnterView { observer, target });
         } else {
@@ -117,9 +118,9 @@ pub(crate) fn compute_interest(
 
 /// Mirrors the index's lists into the `InterestSet` components of the observers that stopped
 /// observing and of the unchanged ones (the changed ones were written during the computation).
-fn sync_sets(index: &AoiIndex, work: &Work, sets: &mut Query<&mut InterestSet>) {
+fn sync_sets(index: &AoiIndex, work: &PairEngine, sets: &mut Query<&mut InterestSet>) {
     let entity = |s: u32| index.entities[s as usize];
-    for &o in &work.flushed_observers {
+    for &o in &work.stopped_observers {
         if let Ok(mut set) = sets.get_mut(entity(o)) {
             set.clear();
         }
@@ -170,7 +171,7 @@ pub(crate) fn update_watchers(
 
 /// Inserts and removes the [`Watched`](crate::Watched) marker from this update's counts (added
 /// only with `AoiPlugin::watched`). Runs every update, changes or not, so the linger counts.
-pub(crate) fn update_watched(mut work: ResMut<AoiWork>, mut commands: Commands) {
+pub(crate) fn update_watched(mut work: ResMut<AoiPairEngine>, mut commands: Commands) {
     if let Some(watch) = &mut work.0.watch {
         watch.finish(&mut commands);
     }

@@ -1,0 +1,96 @@
+//! Renumbering slots in space order, so neighbours have neighbouring numbers.
+
+use bevy_ecs::entity::Entity;
+
+use super::AoiIndex;
+use crate::{grid::NO_CELL, slot::Slot};
+
+impl AoiIndex {
+    /// Renumbers the slots so that entities of neighbouring cells have neighbouring numbers:
+    /// indexed slots in row-major cell order, then tracked slots outside the grid, then free
+    /// slots. Only runs between ticks (the shortlist is empty).
+    pub(super) fn renumber(&mut self) {
+        debug_assert!(self.changes.is_empty(), "slots should only be renumbered between ticks");
+        self.relinks = 0;
+        let n = self.slots.len();
+        let mut cells: Vec<u32> = (0..self.grid.cells.len() as u32)
+            .filter(|&c| !self.grid.cells[c as usize].members.is_empty())
+            .collect();
+        cells.sort_unstable_by_key(|&c| {
+            let k = self.grid.cells[c as usize].key;
+            (k[3], k[2], k[1], k[0])
+        });
+        const UNSET: u32 = u32::MAX;
+        let mut new_of_old = vec![UNSET; n];
+        let mut next = 0u32;
+        for &c in &cells {
+            for m in &self.grid.cells[c as usize].members {
+                new_of_old[m.slot as usize] = next;
+                next += 1;
+            }
+        }
+        for (s, slot) in self.slots.iter().enumerate() {
+            if new_of_old[s] == UNSET && slot.has_position {
+                new_of_old[s] = next;
+                next += 1;
+            }
+        }
+        self.free_slots.clear();
+        for target in new_of_old.iter_mut().filter(|t| **t == UNSET) {
+            *target = next;
+            self.free_slots.push(next);
+            next += 1;
+        }
+        self.free_slots.reverse();
+        let remap = |s: &mut u32| *s = new_of_old[*s as usize];
+        for cell in &mut self.grid.cells {
+            cell.members.iter_mut().for_each(|m| remap(&mut m.slot));
+        }
+        for list in &mut self.lists {
+            list.iter_mut().for_each(remap);
+        }
+        self.by_entity.values_mut().for_each(remap);
+        for list in self.always.values_mut() {
+            list.iter_mut().for_each(remap);
+        }
+        self.wide.slots.iter_mut().for_each(remap);
+        permute(&mut self.slots, &new_of_old, || Slot::free(Entity::PLACEHOLDER));
+        permute(&mut self.entities, &new_of_old, || Entity::PLACEHOLDER);
+        permute(&mut self.lists, &new_of_old, Vec::new);
+        self.renumbered += 1;
+        #[cfg(debug_assertions)]
+        self.check_links();
+    }
+
+    /// Debug check: the entity map, the slots and the grid members agree.
+    #[cfg(debug_assertions)]
+    fn check_links(&self) {
+        for (&e, &s) in &self.by_entity {
+            let slot = &self.slots[s as usize];
+            assert_eq!(slot.entity, e, "slot {s} should belong to {e}");
+            assert_eq!(
+                self.entities[s as usize], e,
+                "the packed entity of slot {s} should be {e}"
+            );
+            if slot.cell != NO_CELL {
+                let m = &self.grid.cells[slot.cell as usize].members[slot.member_index as usize];
+                assert_eq!((m.slot, m.entity), (s, e), "slot {s}'s member should point back at it");
+            }
+        }
+        for &f in &self.free_slots {
+            assert!(
+                !self.slots[f as usize].has_position,
+                "free slot {f} should not belong to an entity with a Position"
+            );
+        }
+    }
+}
+
+/// Moves `v[i]` to `v[new_of_old[i]]` (a permutation: every `fill` is overwritten).
+fn permute<T>(v: &mut Vec<T>, new_of_old: &[u32], fill: impl Fn() -> T) {
+    let mut out: Vec<T> = (0..v.len()).map(|_| fill()).collect();
+    for (i, item) in v.drain(..).enumerate() {
+        out[new_of_old[i] as usize] = item;
+    }
+    *v = out;
+}

@@ -1,0 +1,161 @@
+//! One tracked entity's state ([`Slot`]) and what a changed one was at the start of the tick
+//! ([`Change`]).
+
+use bevy_ecs::entity::Entity;
+
+use crate::{
+    config::AoiBounds,
+    grid::{NO_CELL, dist2},
+    visibility::{Rules, TargetState},
+};
+
+/// Relative slack on reaches derived from steps, far more than the rounding of the `f32`
+/// distances they add up.
+pub(crate) const STEP_SLACK: f32 = 1.0 + 1.0e-4;
+
+/// One tracked entity.
+#[derive(Clone, Debug)]
+pub(crate) struct Slot {
+    pub entity: Entity,
+    /// Projected position (meaningful while `in_grid`).
+    pub p: [f32; 3],
+    /// Projected position at the start of this tick (equal to `p` between ticks).
+    pub start_p: [f32; 3],
+    /// Squared view radius, or -1 when the entity is not an observer.
+    pub r2: f32,
+    /// View radius (0 when not an observer).
+    pub radius: f32,
+    /// The cell its grid member is in, or `NO_CELL`.
+    pub cell: u32,
+    /// Where its member is in that cell's member list.
+    pub member_index: u32,
+    /// Whether the entity is indexed now (it has a valid position, and a valid range if any).
+    pub in_grid: bool,
+    /// Whether the entity still has a `Position`; the slot is freed at the end of the tick if not.
+    pub has_position: bool,
+    /// Whether the entity is on this tick's shortlist.
+    pub on_shortlist: bool,
+    /// Whether a bad-input warning was logged for it.
+    pub warned: bool,
+    /// Whether it is a wide observer ([`crate::wide`]): target scans test it from the wide list,
+    /// so its grid member carries no scan radius.
+    pub wide: bool,
+    /// On the shortlist as an observer that only stepped (same radius and rules, indexed before
+    /// and after, moved at most the step limit, not wide) and saw at least
+    /// `AoiSettings::flip_scan_min_seen` targets: instead of recomputing its list it tests each
+    /// member of its window at the start and at the end of the tick, and edits the list where
+    /// the two differ.
+    pub stepping: bool,
+    /// On the shortlist as a target that did more than step (moved past the step limit, changed
+    /// rules, joined or left the index): stepping observers skip it, its own target scan decides
+    /// its pairs with them.
+    pub jumped: bool,
+    /// Layers, visibility mode and instance.
+    pub rules: Rules,
+}
+
+impl Slot {
+    /// A slot for `entity`, not yet indexed.
+    pub fn free(entity: Entity) -> Self {
+        Self {
+            entity,
+            p: [0.0; 3],
+            start_p: [0.0; 3],
+            r2: -1.0,
+            radius: 0.0,
+            cell: NO_CELL,
+            member_index: 0,
+            in_grid: false,
+            has_position: true,
+            on_shortlist: false,
+            warned: false,
+            wide: false,
+            stepping: false,
+            jumped: false,
+            rules: Rules::default(),
+        }
+    }
+
+    /// This slot as a target, now.
+    #[inline]
+    pub fn target(&self) -> TargetState {
+        TargetState {
+            in_grid: self.in_grid,
+            p: self.p,
+            rules: self.rules,
+        }
+    }
+
+    #[inline]
+    pub fn is_observer(&self) -> bool {
+        self.in_grid && self.r2 >= 0.0
+    }
+
+    /// The squared radius its grid member carries for target scans: negative when target scans
+    /// must skip it (not an observer, wide, or recomputing its whole list this tick).
+    #[inline]
+    pub fn scan_r2(&self) -> f32 {
+        if self.wide || (self.on_shortlist && !self.stepping) {
+            -1.0
+        } else {
+            self.r2
+        }
+    }
+
+    /// How far from its position now a stepping observer's flip scan must look: its radius, plus
+    /// its own step, plus the largest step of any target (`step_reach`), with a little slack for
+    /// rounding. Other observers look as far as their radius.
+    #[inline]
+    pub fn scan_reach(&self, step_reach: f32) -> f32 {
+        if self.stepping {
+            (self.radius + dist2(self.start_p, self.p).sqrt() + step_reach) * STEP_SLACK
+        } else {
+            self.radius
+        }
+    }
+}
+
+/// What a changed slot was at the start of the tick.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Change {
+    pub slot: u32,
+    pub old_in: bool,
+    pub old_p: [f32; 3],
+    pub old_r2: f32,
+    pub old_rules: Rules,
+}
+
+impl Change {
+    /// The slot as a target, at the start of the tick.
+    #[inline]
+    pub fn old_target(&self) -> TargetState {
+        TargetState {
+            in_grid: self.old_in,
+            p: self.old_p,
+            rules: self.old_rules,
+        }
+    }
+}
+
+/// Why an entity is kept out of the index.
+pub(crate) fn bad_input(
+    p: [f32; 3],
+    radius: Option<f32>,
+    bounds: Option<&AoiBounds>,
+    dims: usize,
+) -> Option<&'static str> {
+    if !p.iter().all(|c| c.is_finite()) {
+        return Some("its Position is not finite");
+    }
+    if let Some(b) = bounds
+        && !b.accepts(p, dims)
+    {
+        return Some("its Position is farther outside the AoiPlugin bounds than one bounds size");
+    }
+    if let Some(r) = radius
+        && !(r >= 0.0 && (r * r).is_finite())
+    {
+        return Some("its ViewRange radius is negative, NaN, or so large that its square overflows");
+    }
+    None
+}
