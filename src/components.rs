@@ -149,6 +149,16 @@ impl InterestSet {
     }
 }
 
+/// Makes room for `len` entries with an eighth more to spare, instead of `Vec`'s doubling: the
+/// millions of per-observer buffers grow a little at a time, and doubling them would leave up to
+/// half of their memory unused. Growth stays geometric, so pushes stay amortized `O(1)`.
+#[inline]
+pub(crate) fn reserve_with_headroom<T>(v: &mut Vec<T>, len: usize) {
+    if v.capacity() < len {
+        v.reserve_exact(len + len / 8 + 4 - v.len());
+    }
+}
+
 /// Where `target` is in a sorted buffer of targets (`Err`: where it would go). Short buffers are
 /// scanned forward rather than bisected: the shift after an insert or remove is linear anyway,
 /// and a buffer that is not in cache streams in faster than it answers seven dependent probes.
@@ -191,6 +201,7 @@ pub(crate) fn merge_targets(targets: &mut Vec<Entity>, enters: &mut [Entity], le
         enters.sort_unstable();
         // Merge from the back into the grown buffer.
         let (mut i, mut j) = (targets.len(), enters.len());
+        reserve_with_headroom(targets, i + j);
         targets.resize(i + j, Entity::PLACEHOLDER);
         for k in (0..targets.len()).rev() {
             if j == 0 {

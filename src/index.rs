@@ -404,7 +404,7 @@ impl AoiIndex {
     }
 
     /// Clears the shortlist: changed observers become clean again, and slots of entities that
-    /// lost their `Position` are freed.
+    /// lost their `Position` are freed (their numbers are reused from the next tick on).
     pub fn end_tick(&mut self) {
         for i in 0..self.changes.len() {
             let s = self.changes[i].slot as usize;
@@ -435,6 +435,11 @@ impl AoiIndex {
         }
         self.changes.clear();
         self.step_reach = 0.0;
+    }
+
+    /// Renumbers the slots in space order when entities have scattered (see below). Runs after
+    /// the tick's messages are written, since it changes what the slots of their pairs mean.
+    pub fn renumber_if_scattered(&mut self) {
         // Once the entities changed cell about once each, neighbours no longer have nearby slot
         // numbers; renumbering costs about one tick of list copying and keeps every per-slot
         // access of the scans (marks, lists) within a few cache lines per observer. It only
@@ -446,6 +451,11 @@ impl AoiIndex {
         }
     }
 
+    /// How many times the slots were renumbered since the index was built.
+    pub fn renumbers(&self) -> usize {
+        self.renumbered
+    }
+
     /// Fills the counters the index knows.
     pub fn stats(&self, stats: &mut crate::settings::AoiStats) {
         stats.entities = self.by_entity.len();
@@ -454,7 +464,6 @@ impl AoiIndex {
         stats.cell_side = self.grid.side();
         stats.wide_observers = self.wide.slots.len();
         stats.stepped = self.stepped;
-        stats.renumbers = self.renumbered;
     }
 }
 

@@ -37,7 +37,7 @@ use smallvec::SmallVec;
 use crate::{
     components::InterestSet,
     index::AoiIndex,
-    scan::{self, Out, TaskBuffers, View},
+    scan::{self, Out, TaskBuffers, View, WHOLE_LIST},
     slot::Change,
     watch::WatchTracker,
 };
@@ -57,6 +57,8 @@ pub(crate) struct PairEngine {
     tag: u32,
     /// Leaves of observers that stopped observing, in shortlist order.
     stopped_leaves: Vec<(u32, u32)>,
+    /// How many of `scratch` the last run used (0 when nothing changed).
+    in_use: usize,
     /// Observers that stopped observing (their lists were emptied).
     pub stopped_observers: Vec<u32>,
     /// Edits made to unchanged observers' lists, in order, to replay on their `InterestSet`s.
@@ -74,8 +76,8 @@ pub(crate) enum Edit {
     Remove(u32),
 }
 
-/// How the work is split between tasks.
-#[derive(Clone, Copy)]
+/// How the work is split between tasks (by default: no pool, everything on this thread).
+#[derive(Clone, Copy, Default)]
 pub(crate) struct Parallelism<'a> {
     pub pool: Option<&'a TaskPool>,
     /// Below this many shortlisted entities, everything runs on the calling thread.
@@ -91,20 +93,16 @@ impl PairEngine {
         }
     }
 
-    /// Computes every visibility change of the tick and updates the index's lists. Calls
-    /// `emit(is_enter, observer, target)` in the deterministic order: observers that
-    /// stopped observing, changed observers by cell group, then unchanged observers by changed
-    /// target in shortlist order.
+    /// Decides every visibility change of the tick and updates the index's lists; the pairs are
+    /// then read with [`Self::enters`] and [`Self::leaves`], in the deterministic order:
+    /// observers that stopped observing, changed observers by cell group, then unchanged
+    /// observers by changed target in shortlist order.
     ///
-    /// The `InterestSet` of every changed observer is rewritten in the same pass, from buffers
-    /// moved out of the components and back, so no list is copied.
-    pub fn run(
-        &mut self,
-        index: &mut AoiIndex,
-        parallelism: Parallelism,
-        sets: &mut Query<&mut InterestSet>,
-        mut emit: impl FnMut(bool, Entity, Entity),
-    ) {
+    /// The `InterestSet` of every changed observer is edited in the same pass, from buffers
+    /// moved out of the components and back, so no set is copied.
+    pub fn run(&mut self, index: &mut AoiIndex, parallelism: Parallelism, sets: &mut Query<&mut InterestSet>) {
+        self.in_use = 0;
+        self.stopped_leaves.clear();
         if index.changes.is_empty() {
             return;
         }
@@ -115,6 +113,7 @@ impl PairEngine {
         if self.scratch.len() < 2 * tasks {
             self.scratch.resize_with(2 * tasks, TaskBuffers::default);
         }
+        self.in_use = 2 * tasks;
         if let Some(watch) = &mut self.watch {
             // What changed observers saw (their lists, still in place) stops counting, with the
             // layers they had; what they see after the recompute counts below.
@@ -147,20 +146,25 @@ impl PairEngine {
             }
         }
         self.scan_targets(index, parallel, tasks);
+    }
 
-        let entity = |s: u32| index.entities[s as usize];
-        for &(o, t) in &self.stopped_leaves {
-            emit(false, entity(o), entity(t));
-        }
+    /// The enters of the last [`Self::run`], as `(observer, target)` slots, in message order;
+    /// `lists` are the index's lists, which hold the targets of [`WHOLE_LIST`] runs. Slots are
+    /// valid until the index renumbers them ([`AoiIndex::renumber_if_scattered`]).
+    pub fn enters<'a>(&'a self, lists: &'a [Vec<u32>]) -> Pairs<'a> {
         // Changed observers' results are in `scratch[..tasks]`, targets' in `scratch[tasks..]`.
-        for s in &self.scratch[..2 * tasks] {
-            for &(o, t) in &s.enters {
-                emit(true, entity(o), entity(t));
-            }
-            for &(o, t) in &s.leaves {
-                emit(false, entity(o), entity(t));
-            }
-        }
+        let used = &self.scratch[..self.in_use];
+        let count = used.iter().map(|s| s.entered).sum();
+        Pairs::new(used.iter().map(|s| &s.enters[..]), lists, count)
+    }
+
+    /// The leaves of the last [`Self::run`], like [`Self::enters`]: those of observers that
+    /// stopped observing first.
+    pub fn leaves(&self) -> Pairs<'_> {
+        let used = &self.scratch[..self.in_use];
+        let count = self.stopped_leaves.len() + used.iter().map(|s| s.leaves.len()).sum::<usize>();
+        let parts = core::iter::once(&self.stopped_leaves[..]).chain(used.iter().map(|s| &s.leaves[..]));
+        Pairs::new(parts, &[], count)
     }
 
     /// Changed slots that are no longer observers leave everything they saw.
@@ -310,33 +314,93 @@ impl PairEngine {
             }
         };
         run_jobs(pool, changes.chunks(per_task).zip(out.iter_mut()), &run);
-        for s in &self.scratch[tasks..2 * tasks] {
-            for &(o, t) in &s.enters {
-                index.lists[o as usize].push(t);
-                self.edits.push((o, Edit::Insert(t)));
-                if let Some(watch) = &mut self.watch
-                    && watch.counts(index.slots[o as usize].rules.member)
-                {
-                    watch.inc(index.entities[t as usize]);
-                }
+        // All enters first, then all leaves, each in task order: the same sequence of list
+        // edits (so the same list order) whatever the number of tasks.
+        let found = &self.scratch[tasks..2 * tasks];
+        for &(o, t) in found.iter().flat_map(|s| &s.enters) {
+            index.lists[o as usize].push(t);
+            self.edits.push((o, Edit::Insert(t)));
+            if let Some(watch) = &mut self.watch
+                && watch.counts(index.slots[o as usize].rules.member)
+            {
+                watch.inc(index.entities[t as usize]);
             }
-            for &(o, t) in &s.leaves {
-                let list = &mut index.lists[o as usize];
-                let at = list
-                    .iter()
-                    .position(|&x| x == t)
-                    .expect("a leaving target should be in the observer's list");
-                list.swap_remove(at);
-                self.edits.push((o, Edit::Remove(t)));
-                if let Some(watch) = &mut self.watch
-                    && watch.counts(index.slots[o as usize].rules.member)
-                {
-                    watch.dec(index.entities[t as usize]);
-                }
+        }
+        for &(o, t) in found.iter().flat_map(|s| &s.leaves) {
+            let list = &mut index.lists[o as usize];
+            let at = list
+                .iter()
+                .position(|&x| x == t)
+                .expect("a leaving target should be in the observer's list");
+            list.swap_remove(at);
+            self.edits.push((o, Edit::Remove(t)));
+            if let Some(watch) = &mut self.watch
+                && watch.counts(index.slots[o as usize].rules.member)
+            {
+                watch.dec(index.entities[t as usize]);
             }
         }
     }
 }
+
+/// `(observer, target)` slot pairs spread over several buffers, read in order, with
+/// [`WHOLE_LIST`] runs expanded from `lists`; its exact length lets a batch write reserve once.
+pub(crate) struct Pairs<'a> {
+    parts: SmallVec<[&'a [(u32, u32)]; 17]>,
+    part: usize,
+    at: usize,
+    lists: &'a [Vec<u32>],
+    /// The run being expanded: its observer and the targets still to yield.
+    run: (u32, &'a [u32]),
+    left: usize,
+}
+
+impl<'a> Pairs<'a> {
+    fn new(parts: impl Iterator<Item = &'a [(u32, u32)]>, lists: &'a [Vec<u32>], count: usize) -> Self {
+        Self {
+            parts: parts.collect(),
+            part: 0,
+            at: 0,
+            lists,
+            run: (0, &[]),
+            left: count,
+        }
+    }
+}
+
+impl Iterator for Pairs<'_> {
+    type Item = (u32, u32);
+
+    #[inline]
+    fn next(&mut self) -> Option<(u32, u32)> {
+        loop {
+            if let Some((&t, rest)) = self.run.1.split_first() {
+                self.run.1 = rest;
+                self.left -= 1;
+                return Some((self.run.0, t));
+            }
+            let part = self.parts.get(self.part)?;
+            let Some(&(o, t)) = part.get(self.at) else {
+                self.part += 1;
+                self.at = 0;
+                continue;
+            };
+            self.at += 1;
+            if t == WHOLE_LIST {
+                self.run = (o, &self.lists[o as usize]);
+            } else {
+                self.left -= 1;
+                return Some((o, t));
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for Pairs<'_> {}
 
 /// Runs every job, each as a task on `pool`, or in order on this thread without one. Jobs write
 /// only to what they own, so the results do not depend on which way they ran.

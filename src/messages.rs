@@ -70,34 +70,3 @@ pub struct LeaveView {
     /// The entity it no longer sees (may be despawned).
     pub target: Entity,
 }
-
-/// This update's messages, between computing them and writing them.
-#[derive(Resource, Default)]
-pub(crate) struct Outbox {
-    pub enters: Vec<EnterView>,
-    pub leaves: Vec<LeaveView>,
-}
-
-/// Triggers the outbox as entity events (added only with `AoiPlugin::entity_events`).
-pub(crate) fn trigger_messages(outbox: Res<Outbox>, mut commands: Commands) {
-    for &ev in &outbox.enters {
-        commands.trigger(ev);
-    }
-    for &ev in &outbox.leaves {
-        commands.trigger(ev);
-    }
-}
-
-/// Writes the outbox as messages, keeping the buffers.
-pub(crate) fn write_messages(
-    mut outbox: ResMut<Outbox>,
-    mut enters: MessageWriter<EnterView>,
-    mut leaves: MessageWriter<LeaveView>,
-) {
-    if !outbox.enters.is_empty() {
-        enters.write_batch(outbox.enters.drain(..));
-    }
-    if !outbox.leaves.is_empty() {
-        leaves.write_batch(outbox.leaves.drain(..));
-    }
-}

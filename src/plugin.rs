@@ -12,10 +12,13 @@ use crate::{
     config::{AoiBounds, CellSize, Plane, validate},
     index::AoiIndex,
     interest::PairEngine,
-    messages::{EnterView, LeaveView, Outbox, trigger_messages, write_messages},
+    messages::{EnterView, LeaveView},
     rules::{PendingWatchers, WatchedRule},
     settings::{AoiSettings, AoiStats},
-    systems::{AoiPairEngine, compute_interest, update_index, update_watched, update_watchers},
+    systems::{
+        AoiPairEngine, compute_interest, trigger_messages, update_index, update_watched, update_watchers,
+        write_messages,
+    },
     watch::WatchTracker,
 };
 
@@ -105,7 +108,6 @@ impl Plugin for AoiPlugin {
             .init_resource::<AoiStats>()
             .init_resource::<PendingRemovals>()
             .init_resource::<PendingWatchers>()
-            .init_resource::<Outbox>()
             .insert_resource(AoiPairEngine(PairEngine::new(self.watched.map(WatchTracker::new))))
             .insert_resource(AoiIndex::new(self.plane, self.cell_size, self.bounds));
         for schedule in [self.schedule, PostStartup.intern()] {

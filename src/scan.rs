@@ -10,12 +10,17 @@ use std::collections::BTreeMap;
 use bevy_ecs::entity::Entity;
 
 use crate::{
-    components::merge_targets,
+    components::{merge_targets, reserve_with_headroom},
     grid::{Grid, Member, dist2},
     rules::AoiVisibility,
     slot::{Change, Slot},
     visibility::{observer_region, sees},
 };
+
+/// In a buffer of enters, `(o, WHOLE_LIST)` stands for every entry of `o`'s list after the
+/// tick, in order: an observer that saw nothing before entered all it sees now. The first update
+/// thus does not hold each of its millions of enters twice (in the lists and as pairs).
+pub(crate) const WHOLE_LIST: u32 = u32::MAX;
 
 /// Per-task buffers, kept between ticks.
 #[derive(Default)]
@@ -28,8 +33,11 @@ pub(crate) struct TaskBuffers {
     /// One observer's entering and leaving targets, merged into its `InterestSet` at the end.
     entering: Vec<Entity>,
     leaving: Vec<Entity>,
-    /// This task's enters and leaves, as `(observer, target)` slots, in decision order.
+    /// This task's enters and leaves, as `(observer, target)` slots, in decision order (an
+    /// enter may be a [`WHOLE_LIST`] run).
     pub enters: Vec<(u32, u32)>,
+    /// How many enters `enters` stands for, runs expanded.
+    pub entered: usize,
     pub leaves: Vec<(u32, u32)>,
 }
 
@@ -47,8 +55,16 @@ impl TaskBuffers {
         self.epoch
     }
 
+    /// Records that `o` now sees `t`.
+    #[inline]
+    fn enter(&mut self, o: u32, t: u32) {
+        self.enters.push((o, t));
+        self.entered += 1;
+    }
+
     pub fn clear(&mut self) {
         self.enters.clear();
+        self.entered = 0;
         self.leaves.clear();
     }
 }
@@ -179,7 +195,7 @@ fn flip_scan(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
         if dist2(now, m.p) <= r2 {
             list.push(m.slot);
             scratch.entering.push(m.entity);
-            scratch.enters.push((o, m.slot));
+            scratch.enter(o, m.slot);
         } else {
             let at = list
                 .iter()
@@ -214,13 +230,24 @@ fn recompute(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
     }
     scratch.entering.clear();
     scratch.leaving.clear();
-    for &t in found.iter() {
-        let mark = &mut scratch.marks[t as usize];
-        if *mark == e {
-            *mark = e | 1;
-        } else {
-            scratch.enters.push((o, t));
-            scratch.entering.push(view.entities[t as usize]);
+    if list.is_empty() {
+        // Everything found entered: one run instead of a pair each (the first update's millions).
+        if !found.is_empty() {
+            scratch.enters.push((o, WHOLE_LIST));
+            scratch.entered += found.len();
+            let entities = found.iter().map(|&t| view.entities[t as usize]);
+            scratch.entering.extend(entities);
+        }
+    } else {
+        for &t in found.iter() {
+            let mark = &mut scratch.marks[t as usize];
+            if *mark == e {
+                *mark = e | 1;
+            } else {
+                scratch.enters.push((o, t));
+                scratch.entered += 1;
+                scratch.entering.push(view.entities[t as usize]);
+            }
         }
     }
     for &t in list.iter() {
@@ -230,6 +257,7 @@ fn recompute(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
         }
     }
     list.clear();
+    reserve_with_headroom(list, found.len());
     list.extend_from_slice(found);
     merge_targets(set, &mut scratch.entering, &mut scratch.leaving);
 }
@@ -270,8 +298,12 @@ pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clea
     let mut judge = |o: u32, start: [f32; 3], p: [f32; 3], r2: f32, layers: u32, instance: u32| {
         let is = sees(p, r2, layers, instance, &now);
         if is != sees(start, r2, layers, instance, &before) {
-            let pairs = if is { &mut scratch.enters } else { &mut scratch.leaves };
-            pairs.push((o, ch.slot));
+            if is {
+                scratch.enters.push((o, ch.slot));
+                scratch.entered += 1;
+            } else {
+                scratch.leaves.push((o, ch.slot));
+            }
         }
     };
     for &w in wide {

@@ -7,7 +7,7 @@ use crate::{
     components::{InterestSet, PendingRemovals, Position, ViewRange},
     index::AoiIndex,
     interest::{Edit, PairEngine, Parallelism},
-    messages::{EnterView, LeaveView, Outbox},
+    messages::{EnterView, LeaveView},
     rules::{AoiInstance, AoiLayers, AoiVisibility, PendingWatchers, Watchers},
     settings::{AoiSettings, AoiStats},
     visibility::Rules,
@@ -72,18 +72,20 @@ pub(crate) fn update_index(
     index.apply_changes(settings.flip_scan_min_seen);
 }
 
-/// Recomputes what changed, updates the `InterestSet`s and fills the outbox.
+/// Decides what changed and updates the `InterestSet`s; the pairs wait in the engine for
+/// [`write_messages`].
 pub(crate) fn compute_interest(
     mut index: ResMut<AoiIndex>,
     mut work: ResMut<AoiPairEngine>,
-    mut outbox: ResMut<Outbox>,
     settings: Res<AoiSettings>,
     mut stats: ResMut<AoiStats>,
     mut sets: Query<&mut InterestSet>,
 ) {
     let index = &mut *index;
+    let work = &mut work.0;
     stats.changed = index.changes.len();
     if index.changes.is_empty() {
+        work.run(index, Parallelism::default(), &mut sets);
         stats.enters = 0;
         stats.leaves = 0;
         stats.stepped = 0;
@@ -98,22 +100,62 @@ pub(crate) fn compute_interest(
         pool,
         min_parallel: settings.min_parallel_changes,
     };
-    let outbox = &mut *outbox;
-    outbox.enters.clear();
-    outbox.leaves.clear();
-    let work = &mut work.0;
-    work.run(index, parallelism, &mut sets, |enter, observer, target| {
-        if enter {
-            outbox.enters.push(EnterView { observer, target });
-        } else {
-            outbox.leaves.push(LeaveView { observer, target });
-        }
-    });
+    work.run(index, parallelism, &mut sets);
     sync_sets(index, work, &mut sets);
     index.end_tick();
     index.stats(&mut stats);
-    stats.enters = outbox.enters.len();
-    stats.leaves = outbox.leaves.len();
+    stats.enters = work.enters(&index.lists).len();
+    stats.leaves = work.leaves().len();
+}
+
+/// This update's pairs as messages (valid until [`write_messages`] renumbers the slots).
+fn messages<'a>(
+    index: &'a AoiIndex,
+    work: &'a PairEngine,
+) -> (
+    impl ExactSizeIterator<Item = EnterView> + 'a,
+    impl ExactSizeIterator<Item = LeaveView> + 'a,
+) {
+    let entity = |s: u32| index.entities[s as usize];
+    (
+        work.enters(&index.lists).map(move |(o, t)| EnterView {
+            observer: entity(o),
+            target: entity(t),
+        }),
+        work.leaves().map(move |(o, t)| LeaveView {
+            observer: entity(o),
+            target: entity(t),
+        }),
+    )
+}
+
+/// Triggers this update's pairs as entity events (added only with `AoiPlugin::entity_events`).
+pub(crate) fn trigger_messages(index: Res<AoiIndex>, work: Res<AoiPairEngine>, mut commands: Commands) {
+    let (enters, leaves) = messages(&index, &work.0);
+    enters.for_each(|ev| commands.trigger(ev));
+    leaves.for_each(|ev| commands.trigger(ev));
+}
+
+/// Writes this update's pairs as messages straight from the engine's buffers (one batch each,
+/// reserved once), then lets the index renumber its slots if they have scattered.
+pub(crate) fn write_messages(
+    mut index: ResMut<AoiIndex>,
+    work: Res<AoiPairEngine>,
+    mut enter_writer: MessageWriter<EnterView>,
+    mut leave_writer: MessageWriter<LeaveView>,
+    mut stats: ResMut<AoiStats>,
+) {
+    {
+        let (enters, leaves) = messages(&index, &work.0);
+        if enters.len() > 0 {
+            enter_writer.write_batch(enters);
+        }
+        if leaves.len() > 0 {
+            leave_writer.write_batch(leaves);
+        }
+    }
+    index.renumber_if_scattered();
+    stats.renumbers = index.renumbers();
 }
 
 /// Mirrors the index's lists into the `InterestSet` components of the observers that stopped
@@ -139,7 +181,7 @@ fn sync_sets(index: &AoiIndex, work: &PairEngine, sets: &mut Query<&mut Interest
 /// index (a scan around the target, or its instance for an `Always` target).
 pub(crate) fn update_watchers(
     index: Res<AoiIndex>,
-    outbox: Res<Outbox>,
+    work: Res<AoiPairEngine>,
     mut pending: ResMut<PendingWatchers>,
     mut watchers: Query<&mut Watchers>,
     mut cells: Local<Vec<u32>>,
@@ -149,12 +191,13 @@ pub(crate) fn update_watchers(
         pending.0.clear();
         return;
     }
-    for e in &outbox.enters {
+    let (enters, leaves) = messages(&index, &work.0);
+    for e in enters {
         if let Ok(mut w) = watchers.get_mut(e.target) {
             w.push(e.observer);
         }
     }
-    for l in &outbox.leaves {
+    for l in leaves {
         if let Ok(mut w) = watchers.get_mut(l.target) {
             w.remove(l.observer);
         }

@@ -3,7 +3,7 @@
 use bevy_ecs::entity::Entity;
 
 use super::AoiIndex;
-use crate::{grid::NO_CELL, slot::Slot};
+use crate::slot::Slot;
 
 impl AoiIndex {
     /// Renumbers the slots so that entities of neighbouring cells have neighbouring numbers:
@@ -72,7 +72,7 @@ impl AoiIndex {
                 self.entities[s as usize], e,
                 "the packed entity of slot {s} should be {e}"
             );
-            if slot.cell != NO_CELL {
+            if slot.cell != crate::grid::NO_CELL {
                 let m = &self.grid.cells[slot.cell as usize].members[slot.member_index as usize];
                 assert_eq!((m.slot, m.entity), (s, e), "slot {s}'s member should point back at it");
             }
