@@ -146,7 +146,7 @@ impl Grid {
         // logic relies on.
         core::array::from_fn(|i| {
             if i < self.dims {
-                (p[i] * self.inv).floor() as i32
+                floor_to_i32(p[i] * self.inv)
             } else if i == 3 {
                 instance as i32
             } else {
@@ -342,6 +342,14 @@ impl Member {
     }
 }
 
+/// `x.floor() as i32` (saturating, NaN to 0), without the call to `floorf` that `f32::floor`
+/// compiles to on CPUs without SSE4.1: truncate, then step down if that rounded up.
+#[inline(always)]
+fn floor_to_i32(x: f32) -> i32 {
+    let t = x as i32;
+    if (t as f32) > x { t.saturating_sub(1) } else { t }
+}
+
 /// Squared distance between two projected points. Every visibility decision in the crate goes
 /// through this one function, so the same pair always gets the same answer.
 #[inline(always)]
@@ -465,6 +473,43 @@ mod tests {
             vec![b, c],
             "a wider window should fall back to walking the occupied cells"
         );
+    }
+
+    #[test]
+    fn floor_to_i32_matches_floor_then_cast() {
+        let mut values = vec![
+            0.0f32,
+            -0.0,
+            0.5,
+            -0.5,
+            -1.0,
+            1.0,
+            -1.5,
+            2.0e9,
+            -2.0e9,
+            3.0e9,
+            -3.0e9,
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            2_147_483_520.0,
+            -2_147_483_648.0,
+            -2_147_483_904.0,
+        ];
+        let mut x = 1.0e-3f32;
+        while x < 1.0e10 {
+            values.extend([x, -x, x.next_up(), -x.next_up(), x.next_down(), -x.next_down()]);
+            x *= 1.37;
+        }
+        for v in values {
+            assert_eq!(
+                floor_to_i32(v),
+                v.floor() as i32,
+                "floor_to_i32({v:e}) should equal floor-then-cast"
+            );
+        }
     }
 
     #[test]
