@@ -77,38 +77,6 @@ fn time_app_with(
     (median(times), total, hasher.finish())
 }
 
-/// Runs a baseline on its own copy of the walkers.
-fn time_baseline(
-    walkers: &Walkers,
-    ticks: usize,
-    mut f: impl FnMut(&[[f32; 2]]) -> (usize, usize),
-) -> (f64, (usize, usize)) {
-    let mut w = walkers.clone();
-    let mut pos = Vec::new();
-    // The AOI app moves in `Update` before its AOI in `PostUpdate`, so every tick steps first.
-    let step = |w: &mut Walkers, pos: &mut Vec<[f32; 2]>| {
-        w.step();
-        pos.clear();
-        pos.extend((0..w.len()).map(|i| w.pos(i)));
-    };
-    // Time only the computation, not the movement.
-    for _ in 0..WARMUP {
-        step(&mut w, &mut pos);
-        f(&pos);
-    }
-    let mut times = Vec::with_capacity(ticks);
-    let mut total = (0, 0);
-    for _ in 0..ticks {
-        step(&mut w, &mut pos);
-        let t = Instant::now();
-        let (e, l) = f(&pos);
-        times.push(t.elapsed().as_secs_f64() * 1e3);
-        total.0 += e;
-        total.1 += l;
-    }
-    (median(times), total)
-}
-
 struct Row {
     name: String,
     movement: f64,
@@ -122,65 +90,123 @@ struct Row {
     counts_agree: bool,
 }
 
+/// Counts and hashes an app's messages, tick after tick.
+#[derive(Default)]
+struct Recorder {
+    enters: MessageCursor<EnterView>,
+    leaves: MessageCursor<LeaveView>,
+    hasher: std::hash::DefaultHasher,
+    total: (usize, usize),
+}
+
+impl Recorder {
+    /// Reads the messages of the last update; counts them if `count`.
+    fn read(&mut self, app: &bevy_app::App, count: bool) {
+        let world = app.world();
+        let (mut e, mut l) = (0, 0);
+        for m in self.enters.read(world.resource::<Messages<EnterView>>()) {
+            self.hasher.write_u64(m.observer.to_bits() ^ m.target.to_bits().rotate_left(32));
+            e += 1;
+        }
+        for m in self.leaves.read(world.resource::<Messages<LeaveView>>()) {
+            self.hasher.write_u64(!(m.observer.to_bits() ^ m.target.to_bits().rotate_left(32)));
+            l += 1;
+        }
+        if count {
+            self.total.0 += e;
+            self.total.1 += l;
+        }
+    }
+}
+
+/// Runs `f`, returning how long it took in milliseconds and its result.
+fn timed<T>(f: impl FnOnce() -> T) -> (f64, T) {
+    let t = Instant::now();
+    let out = f();
+    (t.elapsed().as_secs_f64() * 1e3, out)
+}
+
+/// One scenario, every strategy stepped in turn each tick (interleaved), so machine noise hits
+/// them alike: the movement-only app, `bevy_aoi` on one and on two threads, then the baselines
+/// (kd-tree, plain grid, answer floor, brute force) on the same positions.
 fn scenario(kind: Kind, n: usize, ticks: usize, with_brute: bool) -> Row {
     let walkers = Walkers::new(kind, n, SEED);
-    let (movement, _, _) = time_app(&walkers, false, false, ticks);
-    let (aoi1, c1, h1) = time_app(&walkers, true, false, ticks);
-    let (aoi2, c2, h2) = time_app(&walkers, true, true, ticks);
-    let mut lists = Lists::default();
-    let (kd, ckd) = time_baseline(&walkers, ticks, |p| baselines::kdtree(p, &mut lists));
-    let mut grid = PlainGrid::default();
-    let mut lists = Lists::default();
-    let (gridt, cg) = time_baseline(&walkers, ticks, |p| grid.run(p, &mut lists));
-    let mut truth = Lists::default();
-    let mut filler = PlainGrid::default();
+    let mut apps = [
+        workload::app(walkers.clone(), false),
+        workload::app(walkers.clone(), true),
+        workload::app(walkers.clone(), true),
+    ];
+    for (app, parallel) in apps[1..].iter_mut().zip([false, true]) {
+        app.insert_resource(AoiSettings {
+            parallel,
+            ..Default::default()
+        });
+    }
+    let mut recorders = [Recorder::default(), Recorder::default()];
+    let mut w = walkers.clone();
+    let mut pos = Vec::new();
+    let (mut kd_lists, mut grid_lists, mut truth, mut brute_lists) =
+        (Lists::default(), Lists::default(), Lists::default(), Lists::default());
+    let (mut grid, mut filler) = (PlainGrid::default(), PlainGrid::default());
+    // Per strategy: times, then (enters, leaves) totals for the baselines.
+    let mut times: [Vec<f64>; 7] = Default::default();
+    let mut counts = [(0usize, 0usize); 4];
     let mut sink = 0.0;
-    let (floor, cf) = {
-        let mut w = walkers.clone();
-        let mut pos = Vec::new();
-        for _ in 0..WARMUP {
-            w.step();
-            pos.clear();
-            pos.extend((0..w.len()).map(|i| w.pos(i)));
-            filler.fill(&pos, &mut truth);
-            baselines::floor(&pos, &mut truth);
+    for tick in 0..WARMUP + ticks {
+        let timing = tick >= WARMUP;
+        let mut dt = [0.0; 7];
+        for (k, app) in apps.iter_mut().enumerate() {
+            dt[k] = timed(|| app.update()).0;
+            if k > 0 {
+                recorders[k - 1].read(app, timing);
+            }
         }
+        // The apps move in `Update` before their AOI runs, so the baselines step first too.
+        w.step();
+        pos.clear();
+        pos.extend((0..w.len()).map(|i| w.pos(i)));
+        let (t, kd) = timed(|| baselines::kdtree(&pos, &mut kd_lists));
+        dt[3] = t;
+        let (t, gr) = timed(|| grid.run(&pos, &mut grid_lists));
+        dt[4] = t;
         // The true lists are filled untimed; only the walk and the diff are timed.
-        let mut times = Vec::new();
-        let mut total = (0, 0);
-        for _ in 0..ticks {
-            w.step();
-            pos.clear();
-            pos.extend((0..w.len()).map(|i| w.pos(i)));
-            filler.fill(&pos, &mut truth);
-            let t = Instant::now();
-            let (e, l, acc) = baselines::floor(&pos, &mut truth);
-            times.push(t.elapsed().as_secs_f64() * 1e3);
-            sink += acc;
-            total.0 += e;
-            total.1 += l;
+        filler.fill(&pos, &mut truth);
+        let (t, (fe, fl, acc)) = timed(|| baselines::floor(&pos, &mut truth));
+        dt[5] = t;
+        sink += acc;
+        let br = with_brute.then(|| timed(|| baselines::brute(&pos, &mut brute_lists)));
+        if let Some((t, _)) = br {
+            dt[6] = t;
         }
-        (median(times), total)
-    };
+        if timing {
+            for (k, c) in [kd, gr, (fe, fl), br.map_or((0, 0), |b| b.1)].into_iter().enumerate() {
+                counts[k].0 += c.0;
+                counts[k].1 += c.1;
+            }
+            for (k, t) in dt.into_iter().enumerate() {
+                times[k].push(t);
+            }
+        }
+    }
     std::hint::black_box(sink);
-    let brute = with_brute.then(|| {
-        let mut lists = Lists::default();
-        time_baseline(&walkers, ticks, |p| baselines::brute(p, &mut lists))
-    });
-    let counts_agree = c1 == c2 && c1 == ckd && c1 == cg && c1 == cf && brute.is_none_or(|b| b.1 == c1);
+    let [movement, aoi1, aoi2, kd, gridt, floor, brute] = times.map(median);
+    let (c1, c2) = (recorders[0].total, recorders[1].total);
+    let [ckd, cg, cf, cb] = counts;
+    let counts_agree = c1 == c2 && c1 == ckd && c1 == cg && c1 == cf && (!with_brute || cb == c1);
     if !counts_agree {
         eprintln!(
-            "count mismatch {}: aoi {c1:?}/{c2:?} kd {ckd:?} grid {cg:?} floor {cf:?}",
+            "count mismatch {}: aoi {c1:?}/{c2:?} kd {ckd:?} grid {cg:?} floor {cf:?} brute {cb:?}",
             kind.name()
         );
     }
+    let [h1, h2] = recorders.map(|r| r.hasher.finish());
     Row {
         name: format!("{} {n}", kind.name()),
         movement,
         aoi1: aoi1 - movement,
         aoi2: aoi2 - movement,
         same_output: h1 == h2 && c1 == c2,
-        brute: brute.map(|b| b.0),
+        brute: with_brute.then_some(brute),
         kd,
         grid: gridt,
         floor,
