@@ -105,11 +105,13 @@ impl Recorder {
         let world = app.world();
         let (mut e, mut l) = (0, 0);
         for m in self.enters.read(world.resource::<Messages<EnterView>>()) {
-            self.hasher.write_u64(m.observer.to_bits() ^ m.target.to_bits().rotate_left(32));
+            self.hasher
+                .write_u64(m.observer.to_bits() ^ m.target.to_bits().rotate_left(32));
             e += 1;
         }
         for m in self.leaves.read(world.resource::<Messages<LeaveView>>()) {
-            self.hasher.write_u64(!(m.observer.to_bits() ^ m.target.to_bits().rotate_left(32)));
+            self.hasher
+                .write_u64(!(m.observer.to_bits() ^ m.target.to_bits().rotate_left(32)));
             l += 1;
         }
         if count {
