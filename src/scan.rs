@@ -325,8 +325,21 @@ pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clea
                 judge(m.slot, m.start_p, m.p, m.r2, m.sees, instance);
             }
         } else if cell.clean_observers > 0 {
-            for m in cell.members.iter().filter(|m| m.is_clean_observer()) {
-                judge(m.slot, m.p, m.p, m.r2, m.sees, instance);
+            // A stepping `Normal` target in its own instance's cells: `sees` reduces to the
+            // layers and the two distances, tested branch-free over 64 members at a time.
+            let (p_now, p_before, member) = (now.p, before.p, now.rules.member);
+            for chunk in cell.members.chunks(64) {
+                let mut mask = 0u64;
+                for (j, m) in chunk.iter().enumerate() {
+                    let candidate = m.is_clean_observer() & ((m.sees & member) != 0);
+                    let flips = (dist2(m.p, p_now) <= m.r2) != (dist2(m.p, p_before) <= m.r2);
+                    mask |= u64::from(candidate & flips) << j;
+                }
+                while mask != 0 {
+                    let m = &chunk[mask.trailing_zeros() as usize];
+                    mask &= mask - 1;
+                    judge(m.slot, m.p, m.p, m.r2, m.sees, instance);
+                }
             }
         }
     }
