@@ -183,10 +183,28 @@ pub(crate) fn insert_target(targets: &mut Vec<Entity>, target: Entity) {
     }
 }
 
-/// Applies one observer's enters and leaves to its sorted buffer of targets in one pass each
-/// (sorting the two small lists first): `O(n + k log k)` for `k` changes, reading the buffer
-/// front to back instead of searching it once per change.
+/// Applies one observer's enters and leaves to its sorted buffer of targets: a few changes one
+/// by one, many in one pass each (sorting the two lists first, `O(n + k log k)` for `k`
+/// changes).
 pub(crate) fn merge_targets(targets: &mut Vec<Entity>, enters: &mut [Entity], leaves: &mut [Entity]) {
+    /// Up to this many changes, each is applied on its own (a binary search and a shift of a
+    /// buffer the scan has just brought into cache) rather than by two passes over all of it.
+    const ONE_BY_ONE_UP_TO: usize = 8;
+    if enters.len() + leaves.len() <= ONE_BY_ONE_UP_TO {
+        // The scan prefetched this buffer: bisecting it costs a few cached probes.
+        for &t in leaves.iter() {
+            if let Ok(at) = targets.binary_search(&t) {
+                targets.remove(at);
+            }
+        }
+        reserve_with_headroom(targets, targets.len() + enters.len());
+        for &t in enters.iter() {
+            if let Err(at) = targets.binary_search(&t) {
+                targets.insert(at, t);
+            }
+        }
+        return;
+    }
     if !leaves.is_empty() {
         leaves.sort_unstable();
         let mut l = 0;
