@@ -228,13 +228,7 @@ impl PairEngine {
     }
 
     fn recompute_observers(&mut self, index: &mut AoiIndex, pool: Option<&TaskPool>, tasks: usize) {
-        let view = View {
-            grid: &index.grid,
-            slots: &index.slots,
-            entities: &index.entities,
-            always: &index.always,
-            step_reach: index.step_reach,
-        };
+        let view = View::of(index);
         let total = self.order.len();
         let per_task = total.div_ceil(tasks).max(1);
         // Task `k` takes observers `k * per_task..(k + 1) * per_task` of `order`, which may start
@@ -298,13 +292,7 @@ impl PairEngine {
         let out = &mut self.scratch[tasks..2 * tasks];
         out.iter_mut().for_each(TaskBuffers::clear);
         let any_clean = index.observers > self.order.len();
-        let view = View {
-            grid: &index.grid,
-            slots: &index.slots,
-            entities: &index.entities,
-            always: &index.always,
-            step_reach: index.step_reach,
-        };
+        let view = View::of(index);
         let changes = &index.changes[..];
         let (reach, wide) = (index.ordinary_reach(), &index.wide.slots[..]);
         let per_task = changes.len().div_ceil(tasks).max(1);

@@ -12,6 +12,7 @@ use bevy_ecs::entity::Entity;
 use crate::{
     components::{merge_targets, reserve_with_headroom},
     grid::{Grid, Member, dist2},
+    index::AoiIndex,
     rules::AoiVisibility,
     slot::{Change, Slot},
     visibility::{observer_region, sees},
@@ -79,6 +80,19 @@ pub(crate) struct View<'a> {
     pub entities: &'a [Entity],
     pub always: &'a BTreeMap<u32, Vec<u32>>,
     pub step_reach: f32,
+}
+
+impl<'a> View<'a> {
+    /// What the scans read of the index.
+    pub fn of(index: &'a AoiIndex) -> Self {
+        Self {
+            grid: &index.grid,
+            slots: &index.slots,
+            entities: &index.entities,
+            always: &index.always,
+            step_reach: index.step_reach,
+        }
+    }
 }
 
 /// Where one group's results go: the observers' lists and `InterestSet` buffers.
