@@ -1,4 +1,4 @@
-//! Bookkeeping for the [`Watched`](crate::Watched) marker: how many observers of the chosen
+//! Bookkeeping for the [`Watched`] marker: how many observers of the chosen
 //! layers see each target, and which targets are lingering before losing the marker.
 
 use bevy_ecs::{entity::EntityHashMap, prelude::*};
