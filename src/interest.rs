@@ -154,8 +154,8 @@ impl PairEngine {
     pub fn enters<'a>(&'a self, lists: &'a [Vec<u32>]) -> Pairs<'a> {
         // Changed observers' results are in `scratch[..tasks]`, targets' in `scratch[tasks..]`.
         let used = &self.scratch[..self.in_use];
-        let count = used.iter().map(|s| s.entered).sum();
-        Pairs::new(used.iter().map(|s| &s.enters[..]), lists, count)
+        let count = used.iter().map(|s| s.enters.count).sum();
+        Pairs::new(used.iter().map(|s| &s.enters.pairs[..]), lists, count)
     }
 
     /// The leaves of the last [`Self::run`], like [`Self::enters`]: those of observers that
@@ -305,7 +305,8 @@ impl PairEngine {
         // All enters first, then all leaves, each in task order: the same sequence of list
         // edits (so the same list order) whatever the number of tasks.
         let found = &self.scratch[tasks..2 * tasks];
-        for &(o, t) in found.iter().flat_map(|s| &s.enters) {
+        for &(o, t) in found.iter().flat_map(|s| &s.enters.pairs) {
+            debug_assert!(t != WHOLE_LIST, "target scans should record single enters");
             index.lists[o as usize].push(t);
             self.edits.push((o, Edit::Insert(t)));
             if let Some(watch) = &mut self.watch

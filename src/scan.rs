@@ -35,11 +35,8 @@ pub(crate) struct TaskBuffers {
     /// One observer's entering and leaving targets, merged into its `InterestSet` at the end.
     entering: Vec<Entity>,
     leaving: Vec<Entity>,
-    /// This task's enters and leaves, as `(observer, target)` slots, in decision order (an
-    /// enter may be a [`WHOLE_LIST`] run).
-    pub enters: Vec<(u32, u32)>,
-    /// How many enters `enters` stands for, runs expanded.
-    pub entered: usize,
+    /// This task's enters and leaves, as `(observer, target)` slots, in decision order.
+    pub enters: Enters,
     pub leaves: Vec<(u32, u32)>,
 }
 
@@ -57,17 +54,37 @@ impl TaskBuffers {
         self.epoch
     }
 
-    /// Records that `o` now sees `t`.
-    #[inline]
-    fn enter(&mut self, o: u32, t: u32) {
-        self.enters.push((o, t));
-        self.entered += 1;
-    }
-
     pub fn clear(&mut self) {
         self.enters.clear();
-        self.entered = 0;
         self.leaves.clear();
+    }
+}
+
+/// Enters as `(observer, target)` slots, where `(o, WHOLE_LIST)` stands for all of `o`'s list.
+#[derive(Default)]
+pub(crate) struct Enters {
+    pub pairs: Vec<(u32, u32)>,
+    /// How many enters `pairs` stands for, runs expanded.
+    pub count: usize,
+}
+
+impl Enters {
+    /// `o` now sees `t`.
+    #[inline]
+    fn push(&mut self, o: u32, t: u32) {
+        self.pairs.push((o, t));
+        self.count += 1;
+    }
+
+    /// `o` now sees all of its list, `len` targets, and saw nothing before.
+    fn push_whole_list(&mut self, o: u32, len: usize) {
+        self.pairs.push((o, WHOLE_LIST));
+        self.count += len;
+    }
+
+    fn clear(&mut self) {
+        self.pairs.clear();
+        self.count = 0;
     }
 }
 
@@ -210,7 +227,7 @@ fn flip_scan(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
         if dist2(now, m.p) <= r2 {
             list.push(m.slot);
             scratch.entering.push(m.entity);
-            scratch.enter(o, m.slot);
+            scratch.enters.push(o, m.slot);
         } else {
             let at = list
                 .iter()
@@ -248,8 +265,7 @@ fn recompute(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
     if list.is_empty() {
         // Everything found entered: one run instead of a pair each (the first update's millions).
         if !found.is_empty() {
-            scratch.enters.push((o, WHOLE_LIST));
-            scratch.entered += found.len();
+            scratch.enters.push_whole_list(o, found.len());
             let entities = found.iter().map(|&t| view.entities[t as usize]);
             scratch.entering.extend(entities);
         }
@@ -259,8 +275,7 @@ fn recompute(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
             if *mark == e {
                 *mark = e | 1;
             } else {
-                scratch.enters.push((o, t));
-                scratch.entered += 1;
+                scratch.enters.push(o, t);
                 scratch.entering.push(view.entities[t as usize]);
             }
         }
@@ -314,8 +329,7 @@ pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clea
         let is = sees(p, r2, layers, instance, &now);
         if is != sees(start, r2, layers, instance, &before) {
             if is {
-                scratch.enters.push((o, ch.slot));
-                scratch.entered += 1;
+                scratch.enters.push(o, ch.slot);
             } else {
                 scratch.leaves.push((o, ch.slot));
             }
