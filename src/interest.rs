@@ -126,9 +126,16 @@ impl PairEngine {
         }
         self.flush_non_observers(index);
         self.group_observers(index);
+        // An observer that saw nothing has an empty set (it mirrors the list): it is not looked
+        // up, and it is only written back below if it now sees something, so observers that see
+        // nothing before or after cost no component access (sparse maps are mostly those).
         self.taken_sets.clear();
-        for &o in &self.order {
-            let set = sets.get_mut(index.entities[o as usize]).ok().map(|mut set| set.take());
+        for (&o, old) in self.order.iter().zip(&self.taken) {
+            let set = if old.is_empty() {
+                None
+            } else {
+                sets.get_mut(index.entities[o as usize]).ok().map(|mut set| set.take())
+            };
             self.taken_sets.push(set.unwrap_or_default());
         }
         self.recompute_observers(index, parallel, tasks);
@@ -141,6 +148,11 @@ impl PairEngine {
             }
         }
         for (&o, targets) in self.order.iter().zip(self.taken_sets.drain(..)) {
+            // No capacity: never taken and still empty, or taken empty and still empty; either
+            // way the component already holds this empty set.
+            if targets.capacity() == 0 {
+                continue;
+            }
             if let Ok(mut set) = sets.get_mut(index.entities[o as usize]) {
                 set.put(targets);
             }
