@@ -3,6 +3,9 @@
 
 use bevy_ecs::{entity::Entity, lifecycle::HookContext, prelude::*, world::DeferredWorld};
 
+#[cfg(feature = "bevy_reflect")]
+use bevy_reflect::std_traits::ReflectDefault;
+
 /// Where an entity is. Every entity with a `Position` is a *target*: observers can see it.
 ///
 /// Mutate it in place every tick (`*pos = Position::new(..)` or field writes); the plugin picks up
@@ -19,6 +22,11 @@ use bevy_ecs::{entity::Entity, lifecycle::HookContext, prelude::*, world::Deferr
 /// assert_eq!(p, Position::new_3d(4.0, 4.0, 0.0));
 /// ```
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(
+    feature = "bevy_reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Debug, Default, PartialEq)
+)]
 #[component(on_remove = on_remove_tracked)]
 pub struct Position {
     /// X coordinate.
@@ -57,6 +65,11 @@ impl Position {
 /// assert!(world.get::<InterestSet>(e).is_some(), "ViewRange should require InterestSet");
 /// ```
 #[derive(Component, Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "bevy_reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Debug, PartialEq)
+)]
 #[require(InterestSet)]
 #[component(on_remove = on_remove_tracked)]
 pub struct ViewRange {
@@ -92,6 +105,11 @@ impl ViewRange {
 /// assert!(set.is_empty() && !set.contains(bevy_ecs::entity::Entity::PLACEHOLDER));
 /// ```
 #[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "bevy_reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Debug, Default, PartialEq)
+)]
 pub struct InterestSet {
     targets: Vec<Entity>,
 }

@@ -50,6 +50,11 @@ use bevy_ecs::prelude::*;
 /// [`AoiPlugin::entity_events`](crate::AoiPlugin::entity_events) is on, also an [`EntityEvent`]
 /// triggered on `observer`.
 #[derive(Message, EntityEvent, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "bevy_reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Debug, PartialEq, Hash)
+)]
 pub struct EnterView {
     /// The entity with the [`ViewRange`](crate::ViewRange) (the event target).
     #[event_target]
@@ -63,6 +68,11 @@ pub struct EnterView {
 ///
 /// Same delivery as [`EnterView`].
 #[derive(Message, EntityEvent, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "bevy_reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Debug, PartialEq, Hash)
+)]
 pub struct LeaveView {
     /// The entity with the [`ViewRange`](crate::ViewRange) (the event target; may be despawned).
     #[event_target]

@@ -49,7 +49,9 @@ pub enum AoiSystems {
 /// [`EnterView`]/[`LeaveView`] messages and the [`AoiSystems`] that keep them.
 ///
 /// The fields are build-time choices; runtime tunables are in [`AoiSettings`]. A bad value
-/// panics when the plugin is built, with a message saying how to fix it.
+/// panics when the plugin is built, with a message saying how to fix it. With the
+/// `bevy_reflect` feature (default) it also registers the crate's public components,
+/// resources and messages for reflection.
 ///
 /// ```
 /// use bevy_app::prelude::*;
@@ -102,6 +104,19 @@ impl AoiPlugin {
 impl Plugin for AoiPlugin {
     fn build(&self, app: &mut App) {
         validate(self.cell_size, self.bounds, self.plane);
+        #[cfg(feature = "bevy_reflect")]
+        app.register_type::<crate::Position>()
+            .register_type::<crate::ViewRange>()
+            .register_type::<crate::InterestSet>()
+            .register_type::<crate::AoiLayers>()
+            .register_type::<crate::AoiVisibility>()
+            .register_type::<crate::AoiInstance>()
+            .register_type::<crate::Watchers>()
+            .register_type::<crate::Watched>()
+            .register_type::<AoiSettings>()
+            .register_type::<AoiStats>()
+            .register_type::<EnterView>()
+            .register_type::<LeaveView>();
         app.add_message::<EnterView>()
             .add_message::<LeaveView>()
             .init_resource::<AoiSettings>()

@@ -38,6 +38,9 @@
 
 use bevy_ecs::{entity::Entity, prelude::*};
 
+#[cfg(feature = "bevy_reflect")]
+use bevy_reflect::std_traits::ReflectDefault;
+
 use crate::components::on_remove_tracked;
 
 /// Which layers an entity belongs to and which layers it sees, as bit masks (32 layers).
@@ -47,6 +50,11 @@ use crate::components::on_remove_tracked;
 /// the spatial scan (a bit test per candidate), so filtered-out targets cost no more than far
 /// ones.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "bevy_reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Debug, Default, PartialEq, Hash)
+)]
 #[component(on_remove = on_remove_tracked)]
 pub struct AoiLayers {
     /// The layers this entity is in (what observers' `sees` is tested against).
@@ -79,6 +87,11 @@ impl Default for AoiLayers {
 /// of the instance once, so it is meant for a few entities (world bosses, global effects), not
 /// for thousands toggled every tick.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "bevy_reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Debug, Default, PartialEq, Hash)
+)]
 #[component(on_remove = on_remove_tracked)]
 pub enum AoiVisibility {
     /// Seen by observers within range.
@@ -97,6 +110,11 @@ pub enum AoiVisibility {
 /// Moving an entity to another instance leaves everyone of the old one and enters the new one
 /// in the same update.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(
+    feature = "bevy_reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Debug, Default, PartialEq, Hash)
+)]
 #[component(on_remove = on_remove_tracked)]
 pub struct AoiInstance(pub u32);
 
@@ -108,6 +126,11 @@ pub struct AoiInstance(pub u32);
 /// next AOI update. Order: deterministic (the order the observers started seeing it, with
 /// swap-removal on leave). Costs: [`contains`](Self::contains) is a linear scan, `O(n)`.
 #[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "bevy_reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Debug, Default, PartialEq)
+)]
 #[component(on_insert = on_insert_watchers)]
 pub struct Watchers {
     observers: Vec<Entity>,
@@ -157,6 +180,11 @@ impl Watchers {
 /// `Query<&mut Brain, With<Watched>>`. Inserted and removed through commands: systems ordered
 /// after [`AoiSystems::Last`](crate::AoiSystems::Last), or in the next frame, see the change.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "bevy_reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Debug, Default, PartialEq)
+)]
 pub struct Watched;
 
 /// Configuration of the [`Watched`] marker (build time, on the plugin).

@@ -2,6 +2,9 @@
 
 use bevy_ecs::prelude::*;
 
+#[cfg(feature = "bevy_reflect")]
+use bevy_reflect::std_traits::ReflectDefault;
+
 /// Runtime settings of the AOI systems. Added with `init_resource`, so a value inserted before
 /// the plugin wins; change it at any time.
 ///
@@ -14,6 +17,11 @@ use bevy_ecs::prelude::*;
 /// assert!(!app.world().resource::<AoiSettings>().parallel, "the user's settings should win");
 /// ```
 #[derive(Resource, Clone, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "bevy_reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Resource, Debug, Default, PartialEq)
+)]
 pub struct AoiSettings {
     /// Spread the recomputation over Bevy's `ComputeTaskPool` (with the `multi_threaded` feature,
     /// and when the pool has more than one thread). The output is identical either way.
@@ -60,6 +68,11 @@ impl Default for AoiSettings {
 /// assert_eq!((stats.enters, stats.leaves), (0, 1), "the target walked out of view");
 /// ```
 #[derive(Resource, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(
+    feature = "bevy_reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Resource, Debug, Default, PartialEq)
+)]
 pub struct AoiStats {
     /// Entities with a `Position` the index tracks (including those kept out as bad input).
     pub entities: usize,

@@ -1,0 +1,65 @@
+//! With the `bevy_reflect` feature (default), the plugin registers its public types, so
+//! inspectors and scenes can read them.
+#![cfg(feature = "bevy_reflect")]
+
+use bevy_aoi::prelude::*;
+use bevy_app::App;
+use bevy_ecs::{prelude::*, reflect::AppTypeRegistry};
+use bevy_reflect::{Reflect, structs::GetField};
+
+#[test]
+fn the_plugin_registers_its_public_types() {
+    let mut app = App::new();
+    app.add_plugins(AoiPlugin::default());
+    let registry = app.world().resource::<AppTypeRegistry>().read();
+    let names = [
+        core::any::type_name::<Position>(),
+        core::any::type_name::<ViewRange>(),
+        core::any::type_name::<InterestSet>(),
+        core::any::type_name::<AoiLayers>(),
+        core::any::type_name::<AoiVisibility>(),
+        core::any::type_name::<AoiInstance>(),
+        core::any::type_name::<Watchers>(),
+        core::any::type_name::<Watched>(),
+        core::any::type_name::<AoiSettings>(),
+        core::any::type_name::<AoiStats>(),
+        core::any::type_name::<EnterView>(),
+        core::any::type_name::<LeaveView>(),
+    ];
+    for name in names {
+        assert!(
+            registry.get_with_type_path(name).is_some(),
+            "{name} should be registered by the plugin"
+        );
+    }
+}
+
+#[test]
+fn a_reflected_position_and_interest_set_read_like_the_components() {
+    let mut app = App::new();
+    app.add_plugins(AoiPlugin::default());
+    let observer = app
+        .world_mut()
+        .spawn((Position::new(1.5, -2.0), ViewRange::new(10.0)))
+        .id();
+    let target = app.world_mut().spawn(Position::new(3.0, 0.0)).id();
+    app.update();
+    let position = app.world().get::<Position>(observer).unwrap();
+    let reflected: &dyn Reflect = position;
+    assert_eq!(
+        position.get_field::<f32>("y"),
+        Some(&-2.0),
+        "the reflected y should be the component's"
+    );
+    assert_eq!(
+        reflected.reflect_partial_eq(&Position::new(1.5, -2.0)),
+        Some(true),
+        "reflected equality should compare like PartialEq"
+    );
+    let set = app.world().get::<InterestSet>(observer).unwrap();
+    assert_eq!(
+        set.get_field::<Vec<Entity>>("targets"),
+        Some(&vec![target]),
+        "the reflected set should list what the observer sees"
+    );
+}
