@@ -12,6 +12,8 @@ mod scan;
 mod settings;
 mod slot;
 mod systems;
+#[cfg(feature = "transform")]
+mod transform;
 mod visibility;
 mod watch;
 mod wide;
@@ -22,9 +24,13 @@ pub use messages::{EnterView, LeaveView};
 pub use plugin::{AoiPlugin, AoiSystems};
 pub use rules::{AoiInstance, AoiLayers, AoiVisibility, Watched, WatchedRule, Watchers};
 pub use settings::{AoiSettings, AoiStats};
+#[cfg(feature = "transform")]
+pub use transform::AoiTransformSync;
 
 /// Everything a game needs: `use bevy_aoi::prelude::*;`.
 pub mod prelude {
+    #[cfg(feature = "transform")]
+    pub use crate::AoiTransformSync;
     pub use crate::{
         AoiBounds, AoiInstance, AoiLayers, AoiPlugin, AoiSettings, AoiStats, AoiSystems, AoiVisibility, CellSize,
         EnterView, InterestSet, LeaveView, Plane, Position, ViewRange, Watched, WatchedRule, Watchers,

@@ -27,7 +27,9 @@ use crate::{
 /// these: read messages `.after(AoiSystems::Last)` in the same schedule, or in the next frame.
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AoiSystems {
-    /// Empty hook: runs first. Systems that move entities for this frame's AOI go before it.
+    /// Runs first: systems that move entities for this frame's AOI go before it. Empty, except
+    /// with the `transform` feature, where it copies `GlobalTransform` into `Position` for
+    /// `AoiTransformSync` entities (after transform propagation).
     First,
     /// Picks up moved, added, removed and re-ranged entities and moves them in the grid. When it
     /// ends, the index holds this frame's positions; `InterestSet`s still hold last frame's.
@@ -117,6 +119,8 @@ impl Plugin for AoiPlugin {
             .register_type::<AoiStats>()
             .register_type::<EnterView>()
             .register_type::<LeaveView>();
+        #[cfg(all(feature = "bevy_reflect", feature = "transform"))]
+        app.register_type::<crate::AoiTransformSync>();
         app.add_message::<EnterView>()
             .add_message::<LeaveView>()
             .init_resource::<AoiSettings>()
@@ -146,6 +150,13 @@ impl Plugin for AoiPlugin {
                         .in_set(AoiSystems::ComputeInterest),
                     write_messages.in_set(AoiSystems::WriteMessages),
                 ),
+            );
+            #[cfg(feature = "transform")]
+            app.add_systems(
+                schedule,
+                crate::transform::sync_positions
+                    .after(bevy_transform::TransformSystems::Propagate)
+                    .in_set(AoiSystems::First),
             );
             // Systems with commands cost a sync point each update: only add them when they have
             // work to do.

@@ -9,5 +9,6 @@ mod reflect;
 mod rules;
 mod schedule;
 mod stepping;
+mod transform;
 #[path = "../../benches/workload.rs"]
 mod workload;
