@@ -9,7 +9,12 @@
 //! ```
 //!
 //! Flags (`--help` lists them; a bad flag prints one line and exits 2): `--entities N` (default
-//! 5000), `--ticks T` (300), `--seed S` (1), `--report-every K` (50).
+//! 5000), `--ticks T` (300), `--seed S` (1), `--report-every K` (50), `--svg FILE` (write a
+//! picture of the last tick: cells, entities by kind, three players' views, watched monsters).
+//!
+//! ```text
+//! cargo run --release --example headless_simulation -- --entities 2000 --ticks 100 --svg aoi.svg
+//! ```
 
 use std::time::Instant;
 
@@ -17,6 +22,8 @@ use clap::Parser;
 
 #[path = "common/cli.rs"]
 mod cli;
+#[path = "common/svg.rs"]
+mod svg;
 
 use bevy_aoi::prelude::*;
 use bevy_app::prelude::*;
@@ -173,13 +180,16 @@ struct Args {
     /// Print a progress line every this many ticks.
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..))]
     report_every: u64,
+    /// Write an SVG picture of the last tick to this file.
+    #[arg(long)]
+    svg: Option<std::path::PathBuf>,
 }
 
 fn main() {
     let args: Args = cli::parse_or_exit();
     // One entity per 1600 square units: players' views cover about a third of the map.
     let side = 40.0 * (args.entities as f32).sqrt();
-    let (ticks, report_every) = (args.ticks, args.report_every as usize);
+    let (ticks, report_every, svg_path) = (args.ticks, args.report_every as usize, args.svg.clone());
     let mut app = App::new();
     app.add_plugins(AoiPlugin {
         watched: Some(WatchedRule {
@@ -227,6 +237,16 @@ fn main() {
             window = Instant::now();
         }
     }
+    if let Some(path) = svg_path {
+        let picture = svg::render(&snapshot(app.world_mut(), side, ticks as u64), 900.0);
+        match std::fs::write(&path, picture) {
+            Ok(()) => println!("wrote {}", path.display()),
+            Err(e) => {
+                eprintln!("error: cannot write {}: {e}", path.display());
+                std::process::exit(1);
+            }
+        }
+    }
     let world = app.world_mut();
     let mut sets = world.query::<&InterestSet>();
     let pairs: usize = sets.iter(world).map(InterestSet::len).sum();
@@ -248,4 +268,43 @@ fn main() {
             "UNBALANCED"
         },
     );
+}
+
+/// What the picture shows: every entity, and the views of the first three players.
+fn snapshot(world: &mut World, side: f32, tick: u64) -> svg::Snapshot {
+    let mut q = world.query::<(&Position, Has<Player>, Has<Monster>, Has<Watched>)>();
+    let marks = q
+        .iter(world)
+        .map(|(p, player, monster, watched)| svg::Mark {
+            x: p.x,
+            y: p.y,
+            kind: match (player, monster) {
+                (true, _) => svg::Kind::Player,
+                (_, true) => svg::Kind::Monster,
+                _ => svg::Kind::Item,
+            },
+            watched,
+        })
+        .collect();
+    let mut players = world.query_filtered::<(&Position, &ViewRange, &InterestSet), With<Player>>();
+    let views = players
+        .iter(world)
+        .take(3)
+        .map(|(p, range, set)| svg::View {
+            x: p.x,
+            y: p.y,
+            radius: range.radius,
+            sees: set
+                .iter()
+                .filter_map(|t| world.get::<Position>(t).map(|q| (q.x, q.y)))
+                .collect(),
+        })
+        .collect();
+    svg::Snapshot {
+        side,
+        cell: world.resource::<AoiStats>().cell_side,
+        tick,
+        marks,
+        views,
+    }
 }

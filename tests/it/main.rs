@@ -5,6 +5,7 @@ mod determinism;
 mod harness;
 mod mixed_radii;
 mod oracle;
+mod picture;
 mod reflect;
 mod rules;
 mod schedule;
