@@ -421,11 +421,13 @@ impl Scenario {
 
     /// A few random changes of the visibility rules: layers, hidden/always, instances, and
     /// `Watchers` added or removed.
-    pub fn step_rules(&mut self, world: &mut World) {
+    /// Returns how many changes it made.
+    pub fn step_rules(&mut self, world: &mut World) -> usize {
         const MEMBERS: [u32; 3] = [1, 2, 4];
         const SEES: [u32; 5] = [1, 2 | 4, 7, 0, u32::MAX];
-        for _ in 0..self.rng.below(4) {
-            let Some(e) = self.some() else { return };
+        let n = self.rng.below(4);
+        for done in 0..n {
+            let Some(e) = self.some() else { return done };
             match self.rng.below(9) {
                 0 | 1 => {
                     let layers = AoiLayers::new(MEMBERS[self.rng.below(3)], SEES[self.rng.below(5)]);
@@ -461,10 +463,11 @@ impl Scenario {
                 }
             }
         }
+        n
     }
 
-    /// One tick of random changes.
-    pub fn step(&mut self, world: &mut World) {
+    /// One tick of random changes; returns how many it made.
+    pub fn step(&mut self, world: &mut World) -> usize {
         let n = self.rng.below(12);
         for _ in 0..n {
             let action = self.rng.below(100);
@@ -549,5 +552,6 @@ impl Scenario {
                 }
             }
         }
+        n
     }
 }

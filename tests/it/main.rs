@@ -9,6 +9,7 @@ mod picture;
 mod reflect;
 mod rules;
 mod schedule;
+mod soak;
 mod stepping;
 mod transform;
 #[path = "../../benches/workload.rs"]

@@ -1,0 +1,115 @@
+//! Soak: at least a million random operations over twenty seeds against the brute-force oracle,
+//! every update checked (exact sets, messages equal to the diff, alternation per pair,
+//! `Watchers`, `Watched`). Too long for a debug build: `.ci/run` runs it in release with
+//!
+//! ```text
+//! cargo test --release --test it soak -- --ignored --nocapture
+//! ```
+//!
+//! and it prints its figures (operations, updates, seeds, divergences, time).
+
+use std::time::Instant;
+
+use bevy_aoi::prelude::*;
+
+use crate::harness::{Checked, Draws, Scenario};
+
+/// Seeds, and discrete operations per seed (spawns, despawns, teleports, range and rule
+/// changes, component removals and re-insertions, bad values, ...; small moves come on top).
+const SEEDS: u64 = 20;
+const OPERATIONS_PER_SEED: usize = 50_000;
+
+/// The plugin configurations the seeds rotate through.
+fn plugin(seed: u64) -> AoiPlugin {
+    match seed % 5 {
+        0 => AoiPlugin::default(),
+        1 => AoiPlugin {
+            cell_size: CellSize::Fixed(9.0),
+            ..Default::default()
+        },
+        2 => AoiPlugin {
+            plane: Plane::XYZ,
+            ..Default::default()
+        },
+        3 => AoiPlugin {
+            bounds: Some(AoiBounds::new_2d((-150.0, -150.0), (150.0, 150.0))),
+            ..Default::default()
+        },
+        _ => AoiPlugin {
+            watched: Some(WatchedRule {
+                by_layers: 1,
+                linger_ticks: 2,
+            }),
+            ..Default::default()
+        },
+    }
+}
+
+/// One seed: returns (discrete operations, small moves, updates).
+fn soak(seed: u64) -> (usize, usize, usize) {
+    let plugin = plugin(seed);
+    let plane = plugin.plane;
+    let mut app = Checked::new(plugin);
+    // Every other seed sends every stepping observer through the flip scan.
+    app.world().insert_resource(AoiSettings {
+        flip_scan_min_seen: if seed.is_multiple_of(2) { 0 } else { 256 },
+        ..Default::default()
+    });
+    let mut sc = Scenario::new(1000 + seed, 150.0, 30.0, 10.0, plane);
+    for _ in 0..150 {
+        sc.spawn(app.world());
+    }
+    app.update();
+    let (mut operations, mut moves, mut updates) = (150, 0, 1);
+    while operations < OPERATIONS_PER_SEED {
+        for _ in 0..3 {
+            operations += sc.step(app.world());
+        }
+        operations += sc.step_rules(app.world());
+        // A third of everyone takes a small step (the stepping path).
+        let mut moved = 0;
+        let mut q = app.world().query::<&mut Position>();
+        for mut p in q.iter_mut(app.world()) {
+            if sc.rng.chance(0.33) {
+                p.x += sc.rng.range(-3.0, 3.0);
+                p.y += sc.rng.range(-3.0, 3.0);
+                moved += 1;
+            }
+        }
+        moves += moved;
+        app.update();
+        updates += 1;
+    }
+    (operations, moves, updates)
+}
+
+#[test]
+#[ignore = "a release-build soak: .ci/run runs it with --release -- --ignored"]
+fn a_million_random_operations_over_twenty_seeds_match_brute_force() {
+    let start = Instant::now();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    // Any divergence panics inside `Checked::update` with what should have happened.
+    let results: Vec<(usize, usize, usize)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|k| s.spawn(move || (k..SEEDS).step_by(threads as usize).map(soak).collect::<Vec<_>>()))
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a soak seed should not diverge"))
+            .collect()
+    });
+    let operations: usize = results.iter().map(|r| r.0).sum();
+    let moves: usize = results.iter().map(|r| r.1).sum();
+    let updates: usize = results.iter().map(|r| r.2).sum();
+    println!(
+        "soak: {} seeds, {operations} discrete operations and {moves} small moves, {updates} \
+         updates checked against brute force, 0 divergences, {:.1} s",
+        results.len(),
+        start.elapsed().as_secs_f64()
+    );
+    assert_eq!(results.len(), SEEDS as usize, "every seed should have run");
+    assert!(
+        operations >= 1_000_000,
+        "the soak should run at least a million operations (ran {operations})"
+    );
+}
