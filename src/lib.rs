@@ -2,6 +2,7 @@
 #![doc = include_str!("../README.md")]
 mod components;
 mod config;
+mod explain;
 mod grid;
 mod index;
 mod interest;
@@ -20,6 +21,7 @@ mod wide;
 
 pub use components::{InterestSet, Position, ViewRange};
 pub use config::{AoiBounds, CellSize, Plane};
+pub use explain::{AoiWorldExt, ViewExplanation};
 pub use messages::{EnterView, LeaveView};
 pub use plugin::{AoiPlugin, AoiSystems};
 pub use rules::{AoiInstance, AoiLayers, AoiVisibility, Watched, WatchedRule, Watchers};
@@ -32,7 +34,8 @@ pub mod prelude {
     #[cfg(feature = "transform")]
     pub use crate::AoiTransformSync;
     pub use crate::{
-        AoiBounds, AoiInstance, AoiLayers, AoiPlugin, AoiSettings, AoiStats, AoiSystems, AoiVisibility, CellSize,
-        EnterView, InterestSet, LeaveView, Plane, Position, ViewRange, Watched, WatchedRule, Watchers,
+        AoiBounds, AoiInstance, AoiLayers, AoiPlugin, AoiSettings, AoiStats, AoiSystems, AoiVisibility, AoiWorldExt,
+        CellSize, EnterView, InterestSet, LeaveView, Plane, Position, ViewExplanation, ViewRange, Watched, WatchedRule,
+        Watchers,
     };
 }

@@ -2,6 +2,7 @@
 
 mod behaviour;
 mod determinism;
+mod explain;
 mod harness;
 mod mixed_radii;
 mod oracle;

@@ -1,0 +1,156 @@
+//! Why a pair is or is not in view: [`AoiWorldExt::explain_view`], for games and support tools.
+
+use bevy_ecs::{entity::Entity, world::World};
+
+use crate::{grid::dist2, index::AoiIndex, rules::AoiVisibility, visibility::sees};
+
+/// Why an observer does or does not see a target, as of the last AOI update (what its
+/// [`InterestSet`](crate::InterestSet) says). [`Self::is_visible`] is exactly whether the set
+/// holds the target.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ViewExplanation {
+    /// The observer is not tracked: it has no `Position` (or the plugin is not added).
+    ObserverNotTracked,
+    /// The observer has no [`ViewRange`](crate::ViewRange).
+    NotAnObserver,
+    /// The observer is kept out of the index as bad input (a non-finite position, a bad radius,
+    /// or a position far outside the bounds); a warning said which when it happened.
+    ObserverKeptOut,
+    /// The target is not tracked: it has no `Position`.
+    TargetNotTracked,
+    /// The target is kept out of the index as bad input.
+    TargetKeptOut,
+    /// The same entity: an observer never sees itself.
+    SameEntity,
+    /// They are in different [`AoiInstance`](crate::AoiInstance)s.
+    OtherInstance {
+        /// The observer's instance.
+        observer: u32,
+        /// The target's instance.
+        target: u32,
+    },
+    /// No layer the observer sees is one the target is in ([`AoiLayers`](crate::AoiLayers)).
+    NoSharedLayer {
+        /// The layers the observer sees.
+        observer_sees: u32,
+        /// The layers the target is in.
+        target_member: u32,
+    },
+    /// The target is [`AoiVisibility::Hidden`]: nobody sees it.
+    Hidden,
+    /// The target is [`AoiVisibility::Always`]: everyone of its instance whose layers allow it
+    /// sees it, whatever the distance.
+    Always,
+    /// The distance rule decides: seen when `squared_distance <= squared_radius` (in `f32`, in
+    /// the plugin's plane or volume), the boundary counting as inside.
+    Distance {
+        /// Squared distance between the two, as the index computed it.
+        squared_distance: f32,
+        /// The observer's squared view radius.
+        squared_radius: f32,
+    },
+}
+
+impl ViewExplanation {
+    /// Whether the observer sees the target.
+    pub fn is_visible(&self) -> bool {
+        match *self {
+            Self::Always => true,
+            Self::Distance {
+                squared_distance,
+                squared_radius,
+            } => squared_distance <= squared_radius,
+            _ => false,
+        }
+    }
+
+    /// For the distance rule: how far inside the view the target is (negative: how far
+    /// outside), `radius - distance` in world units.
+    pub fn margin(&self) -> Option<f32> {
+        match *self {
+            Self::Distance {
+                squared_distance,
+                squared_radius,
+            } => Some(squared_radius.sqrt() - squared_distance.sqrt()),
+            _ => None,
+        }
+    }
+}
+
+/// AOI queries on a [`World`] (from exclusive systems, tests and tools).
+pub trait AoiWorldExt {
+    /// Why `observer` does or does not see `target` right now (as of the last AOI update).
+    /// `O(1)`: two entity lookups and one test of the rule.
+    ///
+    /// ```
+    /// use bevy_app::prelude::*;
+    /// use bevy_aoi::prelude::*;
+    /// let mut app = App::new();
+    /// app.add_plugins(AoiPlugin::default());
+    /// let guard = app.world_mut().spawn((Position::new(0.0, 0.0), ViewRange::new(10.0))).id();
+    /// let thief = app.world_mut().spawn(Position::new(12.0, 0.0)).id();
+    /// app.update();
+    /// let why = app.world().explain_view(guard, thief);
+    /// assert!(!why.is_visible());
+    /// assert_eq!(why.margin(), Some(-2.0), "the thief is 2 units outside the guard's view");
+    /// ```
+    fn explain_view(&self, observer: Entity, target: Entity) -> ViewExplanation;
+}
+
+impl AoiWorldExt for World {
+    fn explain_view(&self, observer: Entity, target: Entity) -> ViewExplanation {
+        let Some(index) = self.get_resource::<AoiIndex>() else {
+            return ViewExplanation::ObserverNotTracked;
+        };
+        explain(index, observer, target)
+    }
+}
+
+/// [`AoiWorldExt::explain_view`] on the index.
+fn explain(index: &AoiIndex, observer: Entity, target: Entity) -> ViewExplanation {
+    use ViewExplanation::*;
+    let Some(o) = index.slot_of(observer).map(|s| &index.slots[s as usize]) else {
+        return ObserverNotTracked;
+    };
+    if !o.in_grid {
+        return ObserverKeptOut;
+    }
+    if !o.is_observer() {
+        return NotAnObserver;
+    }
+    let Some(t) = index.slot_of(target).map(|s| &index.slots[s as usize]) else {
+        return TargetNotTracked;
+    };
+    if observer == target {
+        return SameEntity;
+    }
+    if !t.in_grid {
+        return TargetKeptOut;
+    }
+    let answer = if o.rules.instance != t.rules.instance {
+        OtherInstance {
+            observer: o.rules.instance,
+            target: t.rules.instance,
+        }
+    } else if o.rules.sees & t.rules.member == 0 {
+        NoSharedLayer {
+            observer_sees: o.rules.sees,
+            target_member: t.rules.member,
+        }
+    } else {
+        match t.rules.mode {
+            AoiVisibility::Hidden => Hidden,
+            AoiVisibility::Always => Always,
+            AoiVisibility::Normal => Distance {
+                squared_distance: dist2(o.p, t.p),
+                squared_radius: o.r2,
+            },
+        }
+    };
+    debug_assert_eq!(
+        answer.is_visible(),
+        sees(o.p, o.r2, o.rules.sees, o.rules.instance, &t.target()),
+        "an explanation should agree with the visibility rule"
+    );
+    answer
+}
