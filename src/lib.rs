@@ -10,6 +10,7 @@ mod messages;
 mod plugin;
 mod rules;
 mod scan;
+mod self_check;
 mod settings;
 mod slot;
 mod systems;

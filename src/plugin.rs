@@ -145,7 +145,7 @@ impl Plugin for AoiPlugin {
                 schedule,
                 (
                     update_index.in_set(AoiSystems::UpdateIndex),
-                    (compute_interest, update_watchers)
+                    (compute_interest, update_watchers, crate::self_check::self_check)
                         .chain()
                         .in_set(AoiSystems::ComputeInterest),
                     write_messages.in_set(AoiSystems::WriteMessages),

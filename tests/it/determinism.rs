@@ -14,6 +14,7 @@ fn record(parallel: bool, flip_scan_min_seen: usize) -> (Vec<(Pairs, Pairs)>, Ve
         parallel,
         min_parallel_changes: 0,
         flip_scan_min_seen,
+        ..Default::default()
     });
     let mut sc = Scenario::new(77, 400.0, 60.0, 0.0, Plane::XY);
     for _ in 0..600 {

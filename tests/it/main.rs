@@ -10,6 +10,7 @@ mod picture;
 mod reflect;
 mod rules;
 mod schedule;
+mod self_check;
 mod soak;
 mod stepping;
 mod transform;

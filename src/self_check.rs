@@ -1,0 +1,66 @@
+//! The self-check mode ([`AoiSettings::self_check_every`]): on sampled updates, every observer's
+//! `InterestSet` is recomputed by brute force and the first divergence is reported.
+
+use bevy_ecs::prelude::*;
+
+use crate::{
+    components::InterestSet,
+    grid::dist2,
+    index::AoiIndex,
+    settings::{AoiSettings, AoiStats},
+    visibility::sees,
+};
+
+/// Runs the check every `self_check_every` updates (never when 0). Cost of a checked update:
+/// `O(n²)` rule tests for `n` tracked entities, plus sorting each observer's expected set.
+pub(crate) fn self_check(
+    settings: Res<AoiSettings>,
+    index: Res<AoiIndex>,
+    sets: Query<&InterestSet>,
+    mut stats: ResMut<AoiStats>,
+    mut updates: Local<u64>,
+    mut expected: Local<Vec<Entity>>,
+) {
+    let every = settings.self_check_every;
+    *updates += 1;
+    if every == 0 || !(*updates).is_multiple_of(u64::from(every)) {
+        return;
+    }
+    stats.self_checks += 1;
+    let slots = &index.slots;
+    for o in slots.iter().filter(|o| o.is_observer()) {
+        expected.clear();
+        let found = slots
+            .iter()
+            .filter(|t| t.entity != o.entity && sees(o.p, o.r2, o.rules.sees, o.rules.instance, &t.target()));
+        expected.extend(found.map(|t| t.entity));
+        expected.sort_unstable();
+        let got = sets.get(o.entity).map_or(&[][..], InterestSet::as_slice);
+        if got == &expected[..] {
+            continue;
+        }
+        stats.self_check_divergences += 1;
+        // The first target on which the two differ, and which way.
+        let extra = got.iter().find(|t| expected.binary_search(t).is_err());
+        let missing = expected.iter().find(|t| got.binary_search(t).is_err());
+        let (target, why) = match (extra, missing) {
+            (Some(&t), _) => (t, "is in its InterestSet but should not be"),
+            (None, Some(&t)) => (t, "should be in its InterestSet but is not"),
+            (None, None) => (o.entity, "InterestSet is not sorted"),
+        };
+        let t = index.slot_of(target).map(|s| &slots[s as usize]);
+        log::error!(
+            "bevy_aoi self-check: target {target} {why} of observer {} (observer at {:?}, radius {}, \
+             rules {:?}; target at {:?}, rules {:?}, squared distance {:?})",
+            o.entity,
+            o.p,
+            o.radius,
+            o.rules,
+            t.map(|t| t.p),
+            t.map(|t| t.rules),
+            t.map(|t| dist2(o.p, t.p)),
+        );
+        // One report per checked update: the first divergence says where to look.
+        return;
+    }
+}
