@@ -1,6 +1,7 @@
 //! Integration tests: one binary, one module per concern.
 
 mod behaviour;
+mod callbacks;
 mod determinism;
 mod explain;
 mod harness;
