@@ -1,4 +1,5 @@
-//! Why a pair is or is not in view: [`AoiWorldExt::explain_view`], for games and support tools.
+//! AOI queries on a [`World`] for games and support tools: why a pair is or is not in view
+//! ([`AoiWorldExt::explain_view`]), and how much memory the index holds.
 
 use bevy_ecs::{entity::Entity, world::World};
 
@@ -95,6 +96,12 @@ pub trait AoiWorldExt {
     /// assert_eq!(why.margin(), Some(-2.0), "the thief is 2 units outside the guard's view");
     /// ```
     fn explain_view(&self, observer: Entity, target: Entity) -> ViewExplanation;
+
+    /// Heap bytes the AOI index holds now (slots, grid cells and members, per-observer lists,
+    /// maps): a count of capacities, hash tables approximated; 0 without the plugin. It grows to
+    /// the working size and stays there (buffers are reused, not shrunk). Not included: the
+    /// `InterestSet` components and Bevy's message buffers. `O(slots + cells)`.
+    fn aoi_index_bytes(&self) -> usize;
 }
 
 impl AoiWorldExt for World {
@@ -103,6 +110,10 @@ impl AoiWorldExt for World {
             return ViewExplanation::ObserverNotTracked;
         };
         explain(index, observer, target)
+    }
+
+    fn aoi_index_bytes(&self) -> usize {
+        self.get_resource::<AoiIndex>().map_or(0, AoiIndex::heap_bytes)
     }
 }
 

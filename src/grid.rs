@@ -135,6 +135,19 @@ impl Grid {
         self.side
     }
 
+    /// Heap bytes the grid holds (capacities, not lengths; hash tables approximately).
+    pub fn heap_bytes(&self) -> usize {
+        let cells: usize = self
+            .cells
+            .iter()
+            .map(|c| c.members.capacity() * size_of::<Member>() + c.near.capacity() * size_of::<u32>())
+            .sum();
+        cells
+            + self.cells.capacity() * size_of::<Cell>()
+            + self.map.capacity() * (size_of::<(CellKey, u32)>() + 1)
+            + self.free.capacity() * size_of::<u32>()
+    }
+
     /// Number of occupied cells.
     pub fn occupied(&self) -> usize {
         self.map.len()
@@ -253,6 +266,8 @@ impl Grid {
         cell.clean_observers -= u32::from(gone.is_clean_observer());
         let moved = cell.members.get(idx as usize).map(|m| m.slot);
         if cell.members.is_empty() {
+            // Free the buffer: a reused cell should not inherit another place's crowd.
+            cell.members = Vec::new();
             let key = cell.key;
             self.map.remove(&key);
             self.unlink_neighbours(c);
@@ -286,7 +301,7 @@ impl Grid {
     }
 
     fn unlink_neighbours(&mut self, c: u32) {
-        let mut near = core::mem::take(&mut self.cells[c as usize].near);
+        let near = core::mem::take(&mut self.cells[c as usize].near);
         for &n in &near {
             let theirs = &mut self.cells[n as usize].near;
             let at = theirs
@@ -295,8 +310,7 @@ impl Grid {
                 .expect("neighbour links should be mutual");
             theirs.swap_remove(at);
         }
-        near.clear();
-        self.cells[c as usize].near = near;
+        drop(near);
     }
 
     /// Like [`Self::cells_in`], for a window around the occupied cell `c`: when the window

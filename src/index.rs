@@ -429,7 +429,8 @@ impl AoiIndex {
                 );
                 let entity = slot.entity;
                 self.by_entity.remove(&entity);
-                self.lists[s].clear();
+                // Free the buffer: a reused slot should not inherit another entity's capacity.
+                self.lists[s] = Vec::new();
                 self.free_slots.push(s as u32);
             }
         }
@@ -454,6 +455,24 @@ impl AoiIndex {
     /// How many times the slots were renumbered since the index was built.
     pub fn renumbers(&self) -> usize {
         self.renumbered
+    }
+
+    /// Heap bytes the index holds: slots, grid, lists, maps and buffers (capacities, hash tables
+    /// approximately).
+    pub fn heap_bytes(&self) -> usize {
+        let lists: usize = self.lists.iter().map(|l| l.capacity() * size_of::<u32>()).sum();
+        let always: usize = self.always.values().map(|l| 24 + l.capacity() * size_of::<u32>()).sum();
+        lists
+            + always
+            + self.grid.heap_bytes()
+            + self.slots.capacity() * size_of::<Slot>()
+            + self.entities.capacity() * size_of::<Entity>()
+            + self.free_slots.capacity() * size_of::<u32>()
+            + self.by_entity.capacity() * (size_of::<(Entity, u32)>() + 1)
+            + self.lists.capacity() * size_of::<Vec<u32>>()
+            + self.changes.capacity() * size_of::<Change>()
+            + self.radii.len() * 3 * size_of::<(u32, u32)>()
+            + self.wide.slots.capacity() * size_of::<u32>()
     }
 
     /// Fills the counters the index knows.

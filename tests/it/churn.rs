@@ -1,0 +1,100 @@
+//! Churn and memory: waves of 100k entities spawned and despawned, and the whole population
+//! moved far away and back. The index's memory returns to the level of the first wave (cells,
+//! slots and lists are reused); the time per wave and the process's allocated bytes (counted by
+//! the test binary's allocator: they include Bevy's tables and message buffers, which keep their
+//! largest size) are printed.
+//! Run in release by `.ci/run`:
+//!
+//! ```text
+//! cargo test --release --test it churn -- --ignored --nocapture
+//! ```
+
+use std::time::Instant;
+
+use bevy_aoi::prelude::*;
+use bevy_app::App;
+use bevy_ecs::prelude::*;
+
+use crate::{Draws, Rng, allocated_bytes};
+
+const WAVE: usize = 100_000;
+
+fn spawn_wave(app: &mut App, rng: &mut Rng) {
+    let side = 20.0 * (WAVE as f32).sqrt();
+    let batch: Vec<_> = (0..WAVE)
+        .map(|i| {
+            let p = Position::new(rng.range(0.0, side), rng.range(0.0, side));
+            (p, ViewRange::new(if i % 10 == 0 { 100.0 } else { 40.0 }))
+        })
+        .collect();
+    app.world_mut().spawn_batch(batch);
+}
+
+fn despawn_all(app: &mut App) {
+    let world = app.world_mut();
+    let all: Vec<Entity> = world.query_filtered::<Entity, With<Position>>().iter(world).collect();
+    for e in all {
+        world.despawn(e);
+    }
+}
+
+/// Moves everyone by `dx` (far away, then back).
+fn shift(app: &mut App, dx: f32) {
+    let world = app.world_mut();
+    for mut p in world.query::<&mut Position>().iter_mut(world) {
+        p.x += dx;
+    }
+}
+
+#[test]
+#[ignore = "100k-entity waves: .ci/run runs it in release with -- --ignored"]
+fn memory_returns_to_its_level_after_waves_of_churn() {
+    let mut app = App::new();
+    app.add_plugins(AoiPlugin::default());
+    app.insert_resource(AoiSettings {
+        parallel: false,
+        ..Default::default()
+    });
+    let mut rng = Rng(161);
+    let mut levels = Vec::new();
+    for wave in 0..8 {
+        let start = Instant::now();
+        spawn_wave(&mut app, &mut rng);
+        app.update();
+        let spawned = app.world().resource::<AoiStats>().clone();
+        assert_eq!(spawned.entities, WAVE, "every spawned entity should be tracked");
+        shift(&mut app, 1.0e6);
+        app.update();
+        shift(&mut app, -1.0e6);
+        app.update();
+        despawn_all(&mut app);
+        // Two updates: the leaves, then the messages' double buffer turning over.
+        app.update();
+        app.update();
+        let stats = app.world().resource::<AoiStats>().clone();
+        assert_eq!(
+            (stats.entities, stats.observers, stats.cells),
+            (0, 0, 0),
+            "after despawning everyone the index should hold nothing"
+        );
+        let level = app.world().aoi_index_bytes();
+        println!(
+            "churn wave {wave}: {WAVE} spawned, moved 1e6 away and back, despawned: {:.2} s, \
+             {} cells at peak; the index holds {:.1} MB, the process {:.1} MB",
+            start.elapsed().as_secs_f64(),
+            spawned.cells,
+            level as f64 / 1e6,
+            allocated_bytes() as f64 / 1e6
+        );
+        levels.push(level);
+    }
+    // The first wave grows the index's buffers to their working size; later waves reuse them.
+    let first = levels[0];
+    for (wave, &level) in levels.iter().enumerate().skip(1) {
+        assert!(
+            level <= first + first / 20,
+            "wave {wave} left the index holding {level} bytes, more than 5% over wave 0's {first}: \
+             something grows with churn"
+        );
+    }
+}
