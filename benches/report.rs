@@ -270,6 +270,9 @@ fn main() {
     if filter.is_empty() || filter.iter().any(|f| "contains".contains(f.as_str())) {
         contains_cost();
     }
+    if filter.is_empty() || filter.iter().any(|f| "scale".contains(f.as_str())) {
+        scale_cost(if quick { 3 } else { 5 });
+    }
 }
 
 /// Updates every app once per tick, in turn, timing each; returns each app's median per tick.
@@ -385,6 +388,35 @@ fn contains_cost() {
             "| {} {n} | {average} | {fast:.1} ns | {slow:.1} ns | {:.1} |",
             kind.name(),
             slow / fast
+        );
+    }
+}
+
+/// Scale: 200k entities all moving and 1M entities of which 1% move (uniform density), one
+/// thread; per-update time (movement-only and AOI apps updated in turn), the first update, and
+/// the index's bytes per entity.
+fn scale_cost(ticks: usize) {
+    println!();
+    println!("| scale, 1 thread | first update | bevy_aoi own per update | index bytes per entity |");
+    println!("|---|---|---|---|");
+    for (kind, n, name) in [
+        (Kind::Uniform, 200_000, "200k, all moving"),
+        (Kind::Moving(1), 1_000_000, "1M, 1% moving"),
+    ] {
+        let walkers = Walkers::new(kind, n, SEED);
+        let mut apps = [workload::app(walkers.clone(), false), workload::app(walkers, true)];
+        apps[1].insert_resource(AoiSettings {
+            parallel: false,
+            ..Default::default()
+        });
+        let first = timed(|| apps[1].update()).0;
+        apps[0].update();
+        let t = time_interleaved(&mut apps, ticks);
+        let bytes = apps[1].world().aoi_index_bytes();
+        println!(
+            "| {name} | {first:.0} ms | {:.1} ms | {:.0} |",
+            t[1] - t[0],
+            bytes as f64 / n as f64
         );
     }
 }
