@@ -147,6 +147,14 @@ fn run(mischief: Mischief, hook: fn(&mut Checked), seed: u64) {
         seen > 100,
         "the callbacks should have run many times ({seen}) for {mischief:?}"
     );
+    // Nothing leaks: the index tracks exactly the entities that have a `Position`.
+    let world = app.world();
+    let positioned = world.query_filtered::<(), With<Position>>().iter(world).count();
+    let tracked = world.resource::<AoiStats>().entities;
+    assert_eq!(
+        tracked, positioned,
+        "after {mischief:?} the index should track exactly the entities with a Position"
+    );
 }
 
 #[test]
