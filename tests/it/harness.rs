@@ -278,17 +278,7 @@ impl Checked {
             }
         }
         // 2. Messages are exactly the diff.
-        let world = self.app.world();
-        let enters: Vec<(Entity, Entity)> = self
-            .enters
-            .read(world.resource::<Messages<EnterView>>())
-            .map(|m| (m.observer, m.target))
-            .collect();
-        let leaves: Vec<(Entity, Entity)> = self
-            .leaves
-            .read(world.resource::<Messages<LeaveView>>())
-            .map(|m| (m.observer, m.target))
-            .collect();
+        let (enters, leaves) = self.read_messages();
         let mut want_enters = Vec::new();
         let mut want_leaves = Vec::new();
         let empty = BTreeSet::new();
@@ -312,18 +302,7 @@ impl Checked {
             "LeaveView messages should be exactly the lost pairs"
         );
         // 3. Alternation per pair, from the messages alone.
-        for &pair in &leaves {
-            assert!(
-                self.pairs.remove(&pair),
-                "LeaveView {pair:?} should follow an EnterView of the same pair"
-            );
-        }
-        for &pair in &enters {
-            assert!(
-                self.pairs.insert(pair),
-                "EnterView {pair:?} should not repeat without a LeaveView between"
-            );
-        }
+        self.check_alternation(&enters, &leaves);
         let live_pairs: BTreeSet<(Entity, Entity)> = expected
             .iter()
             .flat_map(|(o, s)| s.iter().map(move |t| (*o, *t)))
@@ -341,6 +320,38 @@ impl Checked {
         self.prev = expected;
     }
 
+    /// This update's messages, as `(observer, target)` pairs in message order.
+    fn read_messages(&mut self) -> (Pairs, Pairs) {
+        let world = self.app.world();
+        let enters = self
+            .enters
+            .read(world.resource::<Messages<EnterView>>())
+            .map(|m| (m.observer, m.target))
+            .collect();
+        let leaves = self
+            .leaves
+            .read(world.resource::<Messages<LeaveView>>())
+            .map(|m| (m.observer, m.target))
+            .collect();
+        (enters, leaves)
+    }
+
+    /// Per pair, enters and leaves alternate (from the messages alone).
+    fn check_alternation(&mut self, enters: &Pairs, leaves: &Pairs) {
+        for pair in leaves {
+            assert!(
+                self.pairs.remove(pair),
+                "LeaveView {pair:?} should follow an EnterView of the same pair"
+            );
+        }
+        for &pair in enters {
+            assert!(
+                self.pairs.insert(pair),
+                "EnterView {pair:?} should not repeat without a LeaveView between"
+            );
+        }
+    }
+
     /// One update in which user code may change the world after the AOI ran (entity-event
     /// observers, systems inside the AOI's sets): checks what must hold at once (per pair,
     /// messages alternate; no set names a despawned entity is *not* required, since a callback
@@ -348,29 +359,8 @@ impl Checked {
     /// [`Self::update`] checks that the AOI catches up with everything in one update.
     pub fn update_lenient(&mut self) {
         self.app.update();
-        let world = self.app.world();
-        let enters: Vec<(Entity, Entity)> = self
-            .enters
-            .read(world.resource::<Messages<EnterView>>())
-            .map(|m| (m.observer, m.target))
-            .collect();
-        let leaves: Vec<(Entity, Entity)> = self
-            .leaves
-            .read(world.resource::<Messages<LeaveView>>())
-            .map(|m| (m.observer, m.target))
-            .collect();
-        for &pair in &leaves {
-            assert!(
-                self.pairs.remove(&pair),
-                "LeaveView {pair:?} should follow an EnterView of the same pair"
-            );
-        }
-        for &pair in &enters {
-            assert!(
-                self.pairs.insert(pair),
-                "EnterView {pair:?} should not repeat without a LeaveView between"
-            );
-        }
+        let (enters, leaves) = self.read_messages();
+        self.check_alternation(&enters, &leaves);
         self.total_enters += enters.len();
         self.total_leaves += leaves.len();
         // The AOI's view is what the messages opened; observers that still exist hold it in
