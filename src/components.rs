@@ -87,7 +87,10 @@ impl ViewRange {
 /// What an observer sees now: every other target within its [`ViewRange`], kept exact by the
 /// plugin after each update of [`AoiSystems::ComputeInterest`](crate::AoiSystems::ComputeInterest).
 ///
-/// Read-only for users (its contents can only be changed by the plugin). To stop an entity
+/// Read-only for users (its contents can only be changed by the plugin; writing them through
+/// reflection leaves the set out of step with the index until its observer changes, which the
+/// self-check mode, [`AoiSettings::self_check_every`](crate::AoiSettings::self_check_every),
+/// reports). To stop an entity
 /// observing, remove its `ViewRange` (the set is emptied, with a `LeaveView` per target); do not
 /// remove the `InterestSet` itself from an observer. Stored as a contiguous `Vec` sorted by
 /// [`Entity`] (its `Ord`), so iteration order is deterministic and does not depend on the thread

@@ -76,8 +76,8 @@ pub(crate) enum Edit {
     Remove(u32),
 }
 
-/// How the work is split between tasks (by default: no pool, everything on this thread).
-#[derive(Clone, Copy, Default)]
+/// How the work is split between tasks.
+#[derive(Clone, Copy)]
 pub(crate) struct Parallelism<'a> {
     pub pool: Option<&'a TaskPool>,
     /// Below this many shortlisted entities, everything runs on the calling thread.
@@ -101,8 +101,7 @@ impl PairEngine {
     /// The `InterestSet` of every changed observer is edited in the same pass, from buffers
     /// moved out of the components and back, so no set is copied.
     pub fn run(&mut self, index: &mut AoiIndex, parallelism: Parallelism, sets: &mut Query<&mut InterestSet>) {
-        self.in_use = 0;
-        self.stopped_leaves.clear();
+        self.forget_pairs();
         if index.changes.is_empty() {
             return;
         }
@@ -158,6 +157,12 @@ impl PairEngine {
             }
         }
         self.scan_targets(index, parallel, tasks);
+    }
+
+    /// Drops the pairs of the last [`Self::run`], so an update without changes writes none.
+    pub fn forget_pairs(&mut self) {
+        self.in_use = 0;
+        self.stopped_leaves.clear();
     }
 
     /// The enters of the last [`Self::run`], as `(observer, target)` slots, in message order;

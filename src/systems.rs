@@ -85,7 +85,7 @@ pub(crate) fn compute_interest(
     let work = &mut work.0;
     stats.changed = index.changes.len();
     if index.changes.is_empty() {
-        work.run(index, Parallelism::default(), &mut sets);
+        work.forget_pairs();
         stats.enters = 0;
         stats.leaves = 0;
         stats.stepped = 0;
