@@ -8,6 +8,8 @@ mod index;
 mod interest;
 mod messages;
 mod plugin;
+#[cfg(feature = "replicon")]
+mod replicon;
 mod rules;
 mod scan;
 mod self_check;
@@ -25,6 +27,8 @@ pub use config::{AoiBounds, CellSize, Plane};
 pub use explain::{AoiWorldExt, ViewExplanation};
 pub use messages::{EnterView, LeaveView};
 pub use plugin::{AoiPlugin, AoiSystems};
+#[cfg(feature = "replicon")]
+pub use replicon::{AoiClient, AoiReplicationPlugin};
 pub use rules::{AoiInstance, AoiLayers, AoiVisibility, Watched, WatchedRule, Watchers};
 pub use settings::{AoiSettings, AoiStats};
 #[cfg(feature = "transform")]
@@ -39,4 +43,6 @@ pub mod prelude {
         CellSize, EnterView, InterestSet, LeaveView, Plane, Position, ViewExplanation, ViewRange, Watched, WatchedRule,
         Watchers,
     };
+    #[cfg(feature = "replicon")]
+    pub use crate::{AoiClient, AoiReplicationPlugin};
 }

@@ -42,7 +42,9 @@ pub enum AoiSystems {
     /// Writes [`EnterView`]/[`LeaveView`] (and triggers them, if enabled). When it ends, this
     /// frame's messages are readable.
     WriteMessages,
-    /// Empty hook: runs last.
+    /// Runs last. Empty, except with the `replicon` feature's `AoiReplicationPlugin`, which
+    /// updates replicon's client visibility here (in `PostUpdate`): when it ends, every client
+    /// is set to receive exactly what its observers see.
     Last,
 }
 
