@@ -290,8 +290,8 @@ fn time_interleaved(apps: &mut [bevy_app::App], ticks: usize) -> Vec<f64> {
     times.into_iter().map(median).collect()
 }
 
-/// Mixed view radii: uniform 10k at radius 100 plus `k` observers of radius `R_big`, static or
-/// walking, against the same world without them (default plugin settings, one thread; the
+/// Mixed view radii: uniform 10k at radius 100 plus `k` observers of radius `R_big` (up to
+/// unlimited), static or walking, against the same world without them (default plugin settings, one thread; the
 /// movement-only, plain and mixed apps are updated in turn every tick).
 fn mixed_cost(ticks: usize) {
     let n = 10_000;
@@ -304,6 +304,9 @@ fn mixed_cost(ticks: usize) {
         (2, 3000.0, false),
         (10, 1000.0, true),
         (2, 3000.0, true),
+        // Unlimited views (game masters, spectators): they see all 10k.
+        (2, f32::INFINITY, false),
+        (2, f32::INFINITY, true),
     ] {
         let mut apps = [
             workload::app(walkers.clone(), false),

@@ -52,10 +52,19 @@ impl Position {
 /// Makes an entity an *observer* that sees every target within `radius` (the boundary counts as
 /// inside). Requires [`InterestSet`], which is inserted automatically.
 ///
-/// Change `radius` at any time; sets grow and shrink in the next AOI update. A negative, NaN or
-/// infinite radius, or one whose square overflows `f32`, keeps the entity out of the index (as
-/// observer and as target) and logs a warning once. Removing `ViewRange` empties the
-/// `InterestSet` with a [`LeaveView`](crate::LeaveView) per target.
+/// Change `radius` at any time; sets grow and shrink in the next AOI update. Any radius from 0
+/// to `+∞` is valid and follows the contract's test `dx² + dy² ≤ r²` in `f32`: an unlimited
+/// radius ([`ViewRange::unlimited`]) sees every target of its instance, and so does any radius
+/// whose square overflows to `+∞` (`f32::MAX` and down to about `1.9e19`); layers, hidden
+/// targets and instances still apply. Game masters, spectators, minimap feeds and AI directors
+/// are such observers. A negative or NaN radius keeps the entity out of the index (as observer
+/// and as target) and logs a warning once. Removing `ViewRange` empties the `InterestSet` with a
+/// [`LeaveView`](crate::LeaveView) per target.
+///
+/// Cost of a huge radius: such an observer finds its targets by walking the occupied cells of its
+/// instance (not empty space), so it costs `O(targets in its instance)` whenever it is
+/// recomputed (when it moves, changes range or rules); a moving target tests it directly, one
+/// distance test (see [`AoiStats::wide_observers`](crate::AoiStats::wide_observers)).
 ///
 /// ```
 /// use bevy_aoi::prelude::*;
@@ -81,6 +90,31 @@ impl ViewRange {
     /// A view range of `radius` world units.
     pub const fn new(radius: f32) -> Self {
         Self { radius }
+    }
+
+    /// An unlimited view (radius `+∞`): every target of the observer's instance, whatever the
+    /// distance, that its layers and the targets' visibility modes allow.
+    ///
+    /// ```
+    /// use bevy_app::prelude::*;
+    /// use bevy_aoi::prelude::*;
+    /// let mut app = App::new();
+    /// app.add_plugins(AoiPlugin::default());
+    /// let gm = app.world_mut().spawn((Position::new(0.0, 0.0), ViewRange::unlimited())).id();
+    /// app.world_mut().spawn(Position::new(1.0e30, -1.0e30));
+    /// app.world_mut().spawn((Position::new(5.0, 0.0), AoiVisibility::Hidden));
+    /// app.update();
+    /// let sees = app.world().get::<InterestSet>(gm).unwrap().len();
+    /// assert_eq!(sees, 1, "the game master should see the far target, not the hidden one");
+    /// ```
+    pub const fn unlimited() -> Self {
+        Self { radius: f32::INFINITY }
+    }
+
+    /// Whether this view sees every target of its instance whatever the distance: its radius is
+    /// `+∞` or so large that its square overflows `f32`.
+    pub fn is_unlimited(&self) -> bool {
+        self.radius * self.radius == f32::INFINITY
     }
 }
 

@@ -66,9 +66,20 @@ impl ViewExplanation {
     }
 
     /// For the distance rule: how far inside the view the target is (negative: how far
-    /// outside), `radius - distance` in world units.
+    /// outside), `radius - distance` in world units; `+∞` for a view whose squared radius is
+    /// `+∞` (unlimited, or so large that its square overflows), which sees every distance.
     pub fn margin(&self) -> Option<f32> {
         match *self {
+            Self::Distance {
+                squared_distance,
+                squared_radius,
+            } if squared_radius == f32::INFINITY => {
+                debug_assert!(
+                    squared_distance <= squared_radius,
+                    "an unlimited view should see every distance"
+                );
+                Some(f32::INFINITY)
+            }
             Self::Distance {
                 squared_distance,
                 squared_radius,

@@ -179,9 +179,14 @@ impl Grid {
     }
 
     /// Every cell that can hold a point within `r` of `p`. The margin covers the rounding of the
-    /// `f32` distance test, so a target the test accepts is always inside the window.
+    /// `f32` distance test, so a target the test accepts is always inside the window. When `r²`
+    /// overflows to `+∞` the test accepts every finite point (even one whose squared distance
+    /// overflows too), so the window is the whole instance.
     #[inline]
     pub fn window(&self, p: [f32; 3], r: f32, instance: u32) -> Window {
+        if r * r == f32::INFINITY {
+            return Window::whole(instance);
+        }
         let mut lo = [0.0; 3];
         let mut hi = [0.0; 3];
         for i in 0..self.dims {

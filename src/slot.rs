@@ -152,10 +152,11 @@ pub(crate) fn bad_input(
     {
         return Some("its Position is farther outside the AoiPlugin bounds than one bounds size");
     }
+    // Any radius from 0 to +inf is valid (a square that overflows is +inf: every finite position).
     if let Some(r) = radius
-        && !(r >= 0.0 && (r * r).is_finite())
+        && (r.is_nan() || r < 0.0)
     {
-        return Some("its ViewRange radius is negative, NaN, or so large that its square overflows");
+        return Some("its ViewRange radius is negative or NaN");
     }
     None
 }

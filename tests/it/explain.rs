@@ -103,3 +103,29 @@ fn each_reason_is_named() {
         "near is exactly on the boundary"
     );
 }
+
+#[test]
+fn an_unlimited_view_sees_every_distance_with_an_infinite_margin() {
+    let mut app = App::new();
+    app.add_plugins(AoiPlugin::default());
+    let w = app.world_mut();
+    let gm = w.spawn((Position::new(-3.0e38, 0.0), ViewRange::unlimited())).id();
+    let huge = w.spawn((Position::new(0.0, 0.0), ViewRange::new(1.0e30))).id();
+    let far = w.spawn(Position::new(3.0e38, 0.0)).id();
+    app.update();
+    let w = app.world();
+    for observer in [gm, huge] {
+        let why = w.explain_view(observer, far);
+        assert!(why.is_visible(), "{observer} should see the far target: {why:?}");
+        assert_eq!(
+            why.margin(),
+            Some(f32::INFINITY),
+            "an unlimited view's margin should be +inf"
+        );
+    }
+    assert!(ViewRange::unlimited().is_unlimited() && ViewRange::new(f32::MAX).is_unlimited());
+    assert!(
+        !ViewRange::new(1.0e18).is_unlimited(),
+        "1e18 squared is finite: a limited view"
+    );
+}

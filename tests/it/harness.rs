@@ -113,8 +113,9 @@ impl Checked {
                 }
             }
         }
+        // Every radius from 0 to +inf is valid; negative and NaN are not.
         if let Some(r) = range
-            && !(r.radius >= 0.0 && (r.radius * r.radius).is_finite())
+            && (r.radius.is_nan() || r.radius < 0.0)
         {
             return None;
         }
@@ -432,9 +433,13 @@ impl Scenario {
     }
 
     fn range(&mut self) -> ViewRange {
-        let r = match self.rng.below(10) {
-            0 => 0.0,
-            1 => self.radius * 4.0,
+        let r = match self.rng.below(100) {
+            0..=9 => 0.0,
+            10..=19 => self.radius * 4.0,
+            // Unlimited, and finite radii whose square overflows (they see the whole instance).
+            20 => f32::INFINITY,
+            21 => f32::MAX,
+            22 => 1.0e30,
             _ => self.rng.range(0.2, 1.5) * self.radius,
         };
         ViewRange::new(r)
@@ -569,13 +574,13 @@ impl Scenario {
                 }
                 87..=89 => {
                     // bad input, fixed later by other actions
-                    let bad = [f32::NAN, f32::INFINITY, -1.0, 1.0e30][self.rng.below(4)];
                     if self.rng.chance(0.5) {
+                        let bad = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY][self.rng.below(3)];
                         if let Some(mut p) = world.get_mut::<Position>(e) {
-                            p.x = if bad == -1.0 { f32::NEG_INFINITY } else { bad };
+                            p.x = bad;
                         }
                     } else if let Some(mut v) = world.get_mut::<ViewRange>(e) {
-                        v.radius = bad;
+                        v.radius = [f32::NAN, -1.0, f32::NEG_INFINITY][self.rng.below(3)];
                     }
                 }
                 90..=93 => {

@@ -82,3 +82,64 @@ fn wide_observers_among_a_crowd_match_brute_force() {
         assert!(app.total_enters > 1000, "the scenario should produce many enters");
     }
 }
+
+/// Unlimited views (`+∞`) and finite radii whose square overflows (`f32::MAX`, `1e30`) among a
+/// crowd with rules (layers, hidden, always, instances): they walk, teleport to the ends of `f32`
+/// and back, and switch between huge, ordinary and unlimited; targets also jump to the ends of
+/// `f32`. Checked against brute force after every update.
+#[test]
+fn unlimited_and_overflowing_radii_see_their_whole_instance() {
+    const HUGE: [f32; 4] = [f32::INFINITY, f32::INFINITY, f32::MAX, 1.0e30];
+    const FAR: [f32; 4] = [3.0e38, -3.0e38, 1.0e20, -f32::MAX];
+    for seed in [101, 102, 103] {
+        let mut app = Checked::new(AoiPlugin::default());
+        let mut sc = Scenario::new(seed, 300.0, ORDINARY, 0.0, Plane::XY);
+        for _ in 0..200 {
+            sc.spawn(app.world());
+        }
+        let huge: Vec<Entity> = HUGE
+            .iter()
+            .map(|&r| {
+                let p = sc.point();
+                app.world().spawn((p, ViewRange::new(r))).id()
+            })
+            .collect();
+        app.update();
+        let mut unlimited_seen = 0;
+        for tick in 0..120 {
+            sc.step(app.world());
+            sc.step_rules(app.world());
+            let k = huge[sc.rng.below(huge.len())];
+            match tick % 10 {
+                // A huge observer walks, or teleports to the end of `f32` and back.
+                0 | 5 => {
+                    let mut p = app.world().get_mut::<Position>(k).unwrap();
+                    p.x += 3.0;
+                }
+                2 => app.world().get_mut::<Position>(k).unwrap().x = FAR[sc.rng.below(FAR.len())],
+                3 => *app.world().get_mut::<Position>(k).unwrap() = sc.point(),
+                // Across the classes: ordinary, then back to huge.
+                4 => app.world().get_mut::<ViewRange>(k).unwrap().radius = ORDINARY,
+                7 => {
+                    for (&h, &r) in huge.iter().zip(&HUGE) {
+                        app.world().get_mut::<ViewRange>(h).unwrap().radius = r;
+                    }
+                }
+                // A target of the crowd jumps to the far end of `f32`.
+                8 => {
+                    let e = sc.entities[sc.rng.below(sc.entities.len())];
+                    if let Some(mut p) = app.world().get_mut::<Position>(e) {
+                        p.y = FAR[sc.rng.below(FAR.len())];
+                    }
+                }
+                _ => {}
+            }
+            app.update();
+            unlimited_seen += app.world().get::<InterestSet>(huge[0]).map_or(0, InterestSet::len);
+        }
+        assert!(
+            unlimited_seen > 120 * 50,
+            "the unlimited observer should see a good part of the crowd (saw {unlimited_seen} over 120 updates)"
+        );
+    }
+}
