@@ -22,12 +22,15 @@ use clap::Parser;
 
 #[path = "common/cli.rs"]
 mod cli;
+#[path = "common/rng.rs"]
+mod rng;
 #[path = "common/svg.rs"]
 mod svg;
 
 use bevy_aoi::prelude::*;
 use bevy_app::prelude::*;
 use bevy_ecs::prelude::*;
+use rng::Rng;
 
 const PLAYER: u32 = 1 << 0;
 const MONSTER: u32 = 1 << 1;
@@ -52,19 +55,6 @@ struct Heading(f32);
 
 #[derive(Resource)]
 struct Side(f32);
-
-/// xorshift64*, enough for wandering.
-#[derive(Resource)]
-struct Rng(u64);
-
-impl Rng {
-    fn next_f32(&mut self) -> f32 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
 
 #[derive(Resource, Default)]
 struct Stats {

@@ -24,10 +24,13 @@ use bevy_replicon::{prelude::*, shared::server_entity_map::ServerEntityMap, test
 use bevy_state::app::StatesPlugin;
 use bevy_time::TimePlugin;
 use clap::Parser;
+use rng::Rng;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 #[path = "common/cli.rs"]
 mod cli;
+#[path = "common/rng.rs"]
+mod rng;
 
 /// Players' view radius.
 const VIEW: f32 = 100.0;
@@ -56,19 +59,6 @@ struct Monster;
 
 #[derive(Resource)]
 struct Side(f32);
-
-/// xorshift64*, enough for wandering.
-#[derive(Resource)]
-struct Rng(u64);
-
-impl Rng {
-    fn unit(&mut self) -> f32 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
 
 #[derive(Parser)]
 #[command(about = "A bevy_replicon server sending each in-process client only what its player sees")]
@@ -151,7 +141,7 @@ fn main() {
     let world = server.world_mut();
     for _ in 0..args.monsters {
         let mut rng = world.resource_mut::<Rng>();
-        let (x, y) = (rng.unit() * side, rng.unit() * side);
+        let (x, y) = (rng.next_f32() * side, rng.next_f32() * side);
         world.spawn((Monster, Replicated, Position::new(x, y), NetPosition(x, y)));
     }
     println!(
@@ -218,8 +208,8 @@ fn on_client(client: &mut World) -> BTreeSet<Entity> {
 /// Monsters and players walk a random step each tick.
 fn wander(mut walkers: Query<&mut Position>, mut rng: ResMut<Rng>, side: Res<Side>) {
     for mut p in &mut walkers {
-        p.x = (p.x + (rng.unit() * 2.0 - 1.0) * SPEED).clamp(0.0, side.0);
-        p.y = (p.y + (rng.unit() * 2.0 - 1.0) * SPEED).clamp(0.0, side.0);
+        p.x = (p.x + (rng.next_f32() * 2.0 - 1.0) * SPEED).clamp(0.0, side.0);
+        p.y = (p.y + (rng.next_f32() * 2.0 - 1.0) * SPEED).clamp(0.0, side.0);
     }
 }
 
@@ -227,7 +217,7 @@ fn wander(mut walkers: Query<&mut Position>, mut rng: ResMut<Rng>, side: Res<Sid
 fn respawn(mut commands: Commands, monsters: Query<Entity, With<Monster>>, mut rng: ResMut<Rng>, side: Res<Side>) {
     for monster in monsters.iter().take(3) {
         commands.entity(monster).despawn();
-        let (x, y) = (rng.unit() * side.0, rng.unit() * side.0);
+        let (x, y) = (rng.next_f32() * side.0, rng.next_f32() * side.0);
         commands.spawn((Monster, Replicated, Position::new(x, y), NetPosition(x, y)));
     }
 }

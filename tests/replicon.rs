@@ -179,32 +179,17 @@ fn each_client_is_sent_exactly_what_its_observers_see() {
     let mut rng = Rng(0x5EED_0A01);
     let world = w.server.world_mut();
     // Client a has two players far apart; client b one, and later a second one linked late.
-    let mut observers = vec![
+    let mut player = |at: f32, client: Entity| {
         world
             .spawn((
                 Replicated,
-                Position::new(50.0, 50.0),
+                Position::new(at, at),
                 ViewRange::new(RADIUS),
-                AoiClient(a),
+                AoiClient(client),
             ))
-            .id(),
-        world
-            .spawn((
-                Replicated,
-                Position::new(550.0, 550.0),
-                ViewRange::new(RADIUS),
-                AoiClient(a),
-            ))
-            .id(),
-        world
-            .spawn((
-                Replicated,
-                Position::new(300.0, 300.0),
-                ViewRange::new(RADIUS),
-                AoiClient(b),
-            ))
-            .id(),
-    ];
+            .id()
+    };
+    let mut observers = vec![player(50.0, a), player(550.0, a), player(300.0, b)];
     let late = world.spawn((Replicated, rng.position(), ViewRange::new(RADIUS))).id();
     let mut targets: Vec<Entity> = (0..150)
         .map(|_| world.spawn((Replicated, rng.position())).id())
