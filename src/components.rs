@@ -55,7 +55,7 @@ impl Position {
 /// Change `radius` at any time; sets grow and shrink in the next AOI update. Any radius from 0
 /// to `+∞` is valid and follows the contract's test `dx² + dy² ≤ r²` in `f32`: an unlimited
 /// radius ([`ViewRange::unlimited`]) sees every target of its instance, and so does any radius
-/// whose square overflows to `+∞` (`f32::MAX` and down to about `1.9e19`); layers, hidden
+/// whose square overflows to `+∞` (above about `1.84e19`, up to `f32::MAX`); layers, hidden
 /// targets and instances still apply. Game masters, spectators, minimap feeds and AI directors
 /// are such observers. A negative or NaN radius keeps the entity out of the index (as observer
 /// and as target) and logs a warning once. Removing `ViewRange` empties the `InterestSet` with a
