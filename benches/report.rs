@@ -14,7 +14,7 @@ use bevy_ecs::{message::MessageCursor, prelude::*};
 use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
 
 use baselines::{Lists, PlainGrid};
-use workload::{Kind, Walkers};
+use workload::{Kind, R, Walkers};
 
 const SEED: u64 = 0x00A0_1234;
 /// Ticks run before timing (the first update builds everything).
@@ -267,6 +267,9 @@ fn main() {
     if filter.is_empty() || filter.iter().any(|f| "mixed".contains(f.as_str())) {
         mixed_cost(ticks);
     }
+    if filter.is_empty() || filter.iter().any(|f| "rect".contains(f.as_str())) {
+        rect_cost(ticks);
+    }
     if filter.is_empty() || filter.iter().any(|f| "contains".contains(f.as_str())) {
         contains_cost();
     }
@@ -326,6 +329,41 @@ fn mixed_cost(ticks: usize) {
             "| k = {k}, R_big = {r_big}, {how} | {mixed:.3} ms | {plain:.3} ms | {:.2} | ≤ 1.3 |",
             mixed / plain
         );
+    }
+}
+
+/// Rectangular views (`ViewRect`): uniform 10k where every observer sees a rectangle of the
+/// same area as the disc of radius `R` (a square, and a 16:9 screen), against the same world
+/// with discs (one thread; the movement-only, disc and rectangle apps are updated in turn).
+fn rect_cost(ticks: usize) {
+    let n = 10_000;
+    let walkers = Walkers::new(Kind::Uniform, n, SEED);
+    // Same area as the disc: 4 hw hh = pi R^2.
+    let square = R * core::f32::consts::PI.sqrt() / 2.0;
+    let (w16, h9) = (square * (16.0f32 / 9.0).sqrt(), square * (9.0f32 / 16.0).sqrt());
+    let mut apps = [
+        workload::app(walkers.clone(), false),
+        workload::app(walkers.clone(), true),
+        workload::app_rects(walkers.clone(), [square, square]),
+        workload::app_rects(walkers.clone(), [w16, h9]),
+    ];
+    for app in &mut apps[1..] {
+        app.insert_resource(AoiSettings {
+            parallel: false,
+            ..Default::default()
+        });
+    }
+    let t = time_interleaved(&mut apps, ticks);
+    let disc = t[1] - t[0];
+    println!();
+    println!("| uniform {n}, every observer's view, same area, 1 thread | bevy_aoi own | / disc |");
+    println!("|---|---|---|");
+    println!("| disc, radius {R} | {disc:.3} ms | 1.00 |");
+    for (name, own) in [
+        (format!("square, half side {square:.1}"), t[2] - t[0]),
+        (format!("16:9, half extents {w16:.1} x {h9:.1}"), t[3] - t[0]),
+    ] {
+        println!("| {name} | {own:.3} ms | {:.2} |", own / disc);
     }
 }
 

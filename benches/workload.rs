@@ -210,6 +210,21 @@ pub fn app_with_rules(walkers: Walkers, aoi: bool, rules: bool) -> App {
     app
 }
 
+/// As [`app`] with the AOI, every observer seeing a [`ViewRect`] of half extents `half` instead
+/// of the radius `R` (the same entities moving the same way).
+pub fn app_rects(walkers: Walkers, half: [f32; 2]) -> App {
+    let mut app = app(walkers, true);
+    let world = app.world_mut();
+    let observers: Vec<Entity> = world.query_filtered::<Entity, With<ViewRange>>().iter(world).collect();
+    for e in observers {
+        world
+            .entity_mut(e)
+            .remove::<ViewRange>()
+            .insert(ViewRect::new(half[0], half[1]));
+    }
+    app
+}
+
 /// A wide observer of the mixed-radii workload, with its heading.
 #[derive(Component)]
 pub struct Tower(pub f32);

@@ -10,7 +10,9 @@
 //!
 //! Flags (`--help` lists them; a bad flag prints one line and exits 2): `--entities N` (default
 //! 5000), `--ticks T` (300), `--seed S` (1), `--report-every K` (50), `--svg FILE` (write a
-//! picture of the last tick: cells, entities by kind, three players' views, watched monsters).
+//! picture of the last tick: cells, entities by kind, three players' views, watched monsters),
+//! `--screens` (players see a 16:9 `ViewRect` of the same area instead of a radius),
+//! `--game-masters N` (N hidden cameras with `ViewRange::unlimited()` at the centre).
 //!
 //! ```text
 //! cargo run --release --example headless_simulation -- --entities 2000 --ticks 100 --svg aoi.svg
@@ -50,6 +52,10 @@ struct Player;
 #[derive(Component)]
 struct Monster;
 
+/// A game master's camera: an unlimited view, hidden from everyone.
+#[derive(Component)]
+struct GameMaster;
+
 #[derive(Component)]
 struct Heading(f32);
 
@@ -64,27 +70,38 @@ struct Stats {
     wakeups: u64,
 }
 
-fn spawn_player(commands: &mut Commands, rng: &mut Rng, side: f32) {
+fn spawn_player(commands: &mut Commands, rng: &mut Rng, side: f32, screens: bool) {
     let pos = Position::new(rng.next_f32() * side, rng.next_f32() * side);
     let heading = Heading(rng.next_f32() * core::f32::consts::TAU);
     let layers = AoiLayers::new(PLAYER, PLAYER | MONSTER | ITEM);
     // Players broadcast their moves to whoever sees them: they keep a `Watchers` set.
-    commands.spawn((
-        Player,
-        pos,
-        heading,
-        ViewRange::new(PLAYER_VIEW),
-        layers,
-        Watchers::default(),
-    ));
+    let mut player = commands.spawn((Player, pos, heading, layers, Watchers::default()));
+    if screens {
+        // A 16:9 screen of the same area as the disc: 4 hw hh = pi r^2.
+        let half_side = PLAYER_VIEW * core::f32::consts::PI.sqrt() / 2.0;
+        player.insert(ViewRect::new(half_side * 4.0 / 3.0, half_side * 3.0 / 4.0));
+    } else {
+        player.insert(ViewRange::new(PLAYER_VIEW));
+    }
 }
 
 fn setup(mut commands: Commands, mut rng: ResMut<Rng>, side: Res<Side>, args: Res<Args>) {
+    for _ in 0..args.game_masters {
+        let centre = Position::new(side.0 / 2.0, side.0 / 2.0);
+        let layers = AoiLayers::new(0, PLAYER | MONSTER);
+        commands.spawn((
+            GameMaster,
+            centre,
+            ViewRange::unlimited(),
+            layers,
+            AoiVisibility::Hidden,
+        ));
+    }
     for i in 0..args.entities {
         let pos = Position::new(rng.next_f32() * side.0, rng.next_f32() * side.0);
         let heading = Heading(rng.next_f32() * core::f32::consts::TAU);
         match i % 50 {
-            0 => spawn_player(&mut commands, &mut rng, side.0),
+            0 => spawn_player(&mut commands, &mut rng, side.0, args.screens),
             1..=5 => {
                 commands.spawn((pos, AoiLayers::new(ITEM, 0)));
             }
@@ -126,11 +143,17 @@ fn monster_ai(mut q: Query<(&mut Position, &mut Heading), AwakeMonster>, mut rng
 }
 
 /// A few players log out (despawn) and as many log in, so sets see churn every tick.
-fn churn(mut commands: Commands, players: Query<Entity, With<Player>>, mut rng: ResMut<Rng>, side: Res<Side>) {
+fn churn(
+    mut commands: Commands,
+    players: Query<Entity, With<Player>>,
+    mut rng: ResMut<Rng>,
+    side: Res<Side>,
+    args: Res<Args>,
+) {
     for e in &players {
         if rng.next_f32() < 0.002 {
             commands.entity(e).despawn();
-            spawn_player(&mut commands, &mut rng, side.0);
+            spawn_player(&mut commands, &mut rng, side.0, args.screens);
         }
     }
 }
@@ -173,6 +196,13 @@ struct Args {
     /// Write an SVG picture of the last tick to this file.
     #[arg(long)]
     svg: Option<std::path::PathBuf>,
+    /// Players see a 16:9 screen (`ViewRect`) of the same area as their view disc.
+    #[arg(long)]
+    screens: bool,
+    /// Add this many game-master cameras (`ViewRange::unlimited()`, hidden, seeing players and
+    /// monsters): they see the whole map.
+    #[arg(long, default_value_t = 0)]
+    game_masters: usize,
 }
 
 fn main() {
@@ -238,6 +268,13 @@ fn main() {
         }
     }
     let world = app.world_mut();
+    let mut cameras = world.query_filtered::<&InterestSet, With<GameMaster>>();
+    for (i, set) in cameras.iter(world).enumerate() {
+        println!(
+            "game master {i} sees {} players and monsters (the whole map)",
+            set.len()
+        );
+    }
     let mut sets = world.query::<&InterestSet>();
     let pairs: usize = sets.iter(world).map(InterestSet::len).sum();
     let stats = world.resource::<Stats>();
@@ -276,14 +313,16 @@ fn snapshot(world: &mut World, side: f32, tick: u64) -> svg::Snapshot {
             watched,
         })
         .collect();
-    let mut players = world.query_filtered::<(&Position, &ViewRange, &InterestSet), With<Player>>();
+    let mut players =
+        world.query_filtered::<(&Position, Option<&ViewRange>, Option<&ViewRect>, &InterestSet), With<Player>>();
     let views = players
         .iter(world)
         .take(3)
-        .map(|(p, range, set)| svg::View {
+        .map(|(p, range, rect, set)| svg::View {
             x: p.x,
             y: p.y,
-            radius: range.radius,
+            radius: range.map_or(0.0, |r| r.radius),
+            rect: rect.map(|r| [r.half_width, r.half_height]),
             sees: set
                 .iter()
                 .filter_map(|t| world.get::<Position>(t).map(|q| (q.x, q.y)))

@@ -1,5 +1,5 @@
-//! The components users put on entities: [`Position`], [`ViewRange`], and the read-only
-//! [`InterestSet`] the plugin maintains.
+//! The components users put on entities: [`Position`], [`ViewRange`] or [`ViewRect`], and the
+//! read-only [`InterestSet`] the plugin maintains.
 
 use bevy_ecs::{entity::Entity, lifecycle::HookContext, prelude::*, world::DeferredWorld};
 
@@ -118,15 +118,70 @@ impl ViewRange {
     }
 }
 
-/// What an observer sees now: every other target within its [`ViewRange`], kept exact by the
-/// plugin after each update of [`AoiSystems::ComputeInterest`](crate::AoiSystems::ComputeInterest).
+/// Makes an entity an *observer* that sees an axis-aligned rectangle centred on it, instead of
+/// the disc of a [`ViewRange`]: a target is seen when `|dx| <= half_width` and
+/// `|dy| <= half_height` on the plugin's plane (`x`/`y` in [`Plane::XY`](crate::Plane::XY),
+/// `x`/`z` in [`Plane::XZ`](crate::Plane::XZ)), the boundary inside, with every visibility rule
+/// (layers, hidden, always, instances) as for a radius. The screen of a 2D game's client.
+/// Requires [`InterestSet`], which is inserted automatically.
+///
+/// Change it at any time. Half extents from 0 to `+∞` are valid (`+∞` on one axis: a band).
+/// A negative or NaN half extent, a `ViewRect` together with a `ViewRange` on one entity (keep
+/// one), or a `ViewRect` with [`Plane::XYZ`](crate::Plane::XYZ) (no plane to lay it in) keeps the
+/// entity out of the index as bad input, with a warning logged once. Removing it empties the
+/// `InterestSet` with a [`LeaveView`](crate::LeaveView) per target.
+///
+/// Cost: as a radius of `sqrt(half_width² + half_height²)` (the disc around the rectangle), which
+/// its scans and windows reach; the exact test is two comparisons instead of a squared distance.
+///
+/// ```
+/// use bevy_app::prelude::*;
+/// use bevy_aoi::prelude::*;
+/// let mut app = App::new();
+/// app.add_plugins(AoiPlugin::default());
+/// let w = app.world_mut();
+/// let screen = w.spawn((Position::new(0.0, 0.0), ViewRect::new(16.0, 9.0))).id();
+/// let on_screen = w.spawn(Position::new(15.0, -9.0)).id(); // a corner: inside
+/// w.spawn(Position::new(0.0, 10.0)); // within 16 of the centre, but above the screen
+/// app.update();
+/// let set = app.world().get::<InterestSet>(screen).unwrap();
+/// assert_eq!(set.as_slice(), [on_screen]);
+/// ```
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "bevy_reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Debug, PartialEq)
+)]
+#[require(InterestSet)]
+#[component(on_remove = on_remove_tracked)]
+pub struct ViewRect {
+    /// How far it sees along the plane's first axis (`x`), each way.
+    pub half_width: f32,
+    /// How far it sees along the plane's second axis (`y`, or `z` in `Plane::XZ`), each way.
+    pub half_height: f32,
+}
+
+impl ViewRect {
+    /// A rectangular view of `half_width` by `half_height` each way.
+    pub const fn new(half_width: f32, half_height: f32) -> Self {
+        Self {
+            half_width,
+            half_height,
+        }
+    }
+}
+
+/// What an observer sees now: every other target within its [`ViewRange`] or [`ViewRect`], kept
+/// exact by the plugin after each update of
+/// [`AoiSystems::ComputeInterest`](crate::AoiSystems::ComputeInterest).
 ///
 /// Read-only for users (its contents can only be changed by the plugin; writing them through
 /// reflection leaves the set out of step with the index until its observer changes, which the
 /// self-check mode, [`AoiSettings::self_check_every`](crate::AoiSettings::self_check_every),
-/// reports). To stop an entity
-/// observing, remove its `ViewRange` (the set is emptied, with a `LeaveView` per target); do not
-/// remove the `InterestSet` itself from an observer. Stored as a contiguous `Vec` sorted by
+/// reports). To stop an entity observing, remove its `ViewRange` or `ViewRect` (the set is
+/// emptied, with a `LeaveView` per target); do not remove the `InterestSet` itself from an
+/// observer. Stored as a contiguous `Vec` sorted by
 /// [`Entity`] (its `Ord`), so iteration order is deterministic and does not depend on the thread
 /// count or on the order changes happened in.
 ///
@@ -308,8 +363,8 @@ impl<'a> IntoIterator for &'a InterestSet {
     }
 }
 
-/// Entities whose `Position` or `ViewRange` was removed (or that were despawned) since the last
-/// AOI update, filled by [`on_remove_tracked`].
+/// Entities whose `Position`, view or rules component was removed (or that were despawned) since
+/// the last AOI update, filled by [`on_remove_tracked`].
 #[derive(Resource, Default)]
 pub(crate) struct PendingRemovals(pub Vec<Entity>);
 

@@ -12,10 +12,11 @@ use crate::{grid::dist2, index::AoiIndex, rules::AoiVisibility, visibility::sees
 pub enum ViewExplanation {
     /// The observer is not tracked: it has no `Position` (or the plugin is not added).
     ObserverNotTracked,
-    /// The observer has no [`ViewRange`](crate::ViewRange).
+    /// The observer has no [`ViewRange`](crate::ViewRange) or [`ViewRect`](crate::ViewRect).
     NotAnObserver,
-    /// The observer is kept out of the index as bad input (a non-finite position, a bad radius,
-    /// or a position far outside the bounds); a warning said which when it happened.
+    /// The observer is kept out of the index as bad input (a non-finite position, a bad radius
+    /// or rectangle, both a radius and a rectangle, or a position far outside the bounds); a
+    /// warning said which when it happened.
     ObserverKeptOut,
     /// The target is not tracked: it has no `Position`.
     TargetNotTracked,
@@ -50,6 +51,18 @@ pub enum ViewExplanation {
         /// The observer's squared view radius.
         squared_radius: f32,
     },
+    /// The observer's [`ViewRect`](crate::ViewRect) decides: seen when `|dx| <= half_width` and
+    /// `|dy| <= half_height` (in `f32`, on the plugin's plane), the boundary counting as inside.
+    Rectangle {
+        /// Target minus observer along the plane's first axis, as the index computed it.
+        dx: f32,
+        /// Target minus observer along the plane's second axis.
+        dy: f32,
+        /// The observer's half width.
+        half_width: f32,
+        /// The observer's half height.
+        half_height: f32,
+    },
 }
 
 impl ViewExplanation {
@@ -61,13 +74,21 @@ impl ViewExplanation {
                 squared_distance,
                 squared_radius,
             } => squared_distance <= squared_radius,
+            Self::Rectangle {
+                dx,
+                dy,
+                half_width,
+                half_height,
+            } => dx.abs() <= half_width && dy.abs() <= half_height,
             _ => false,
         }
     }
 
     /// For the distance rule: how far inside the view the target is (negative: how far
     /// outside), `radius - distance` in world units; `+∞` for a view whose squared radius is
-    /// `+∞` (unlimited, or so large that its square overflows), which sees every distance.
+    /// `+∞` (unlimited, or so large that its square overflows), which sees every distance. For a
+    /// rectangle: how far inside its nearer edge (`min(half_width - |dx|, half_height - |dy|)`;
+    /// negative: how far outside the edge it is farthest beyond).
     pub fn margin(&self) -> Option<f32> {
         match *self {
             Self::Distance {
@@ -84,6 +105,12 @@ impl ViewExplanation {
                 squared_distance,
                 squared_radius,
             } => Some(squared_radius.sqrt() - squared_distance.sqrt()),
+            Self::Rectangle {
+                dx,
+                dy,
+                half_width,
+                half_height,
+            } => Some((half_width - dx.abs()).min(half_height - dy.abs())),
             _ => None,
         }
     }
@@ -163,15 +190,23 @@ fn explain(index: &AoiIndex, observer: Entity, target: Entity) -> ViewExplanatio
         match t.rules.mode {
             AoiVisibility::Hidden => Hidden,
             AoiVisibility::Always => Always,
-            AoiVisibility::Normal => Distance {
-                squared_distance: dist2(o.p, t.p),
-                squared_radius: o.r2,
+            AoiVisibility::Normal => match o.rect {
+                None => Distance {
+                    squared_distance: dist2(o.p, t.p),
+                    squared_radius: o.r2,
+                },
+                Some([half_width, half_height]) => Rectangle {
+                    dx: t.p[0] - o.p[0],
+                    dy: t.p[1] - o.p[1],
+                    half_width,
+                    half_height,
+                },
             },
         }
     };
     debug_assert_eq!(
         answer.is_visible(),
-        sees(o.p, o.r2, o.rules.sees, o.rules.instance, &t.target()),
+        sees(&o.observer_at(o.p), &t.target()),
         "an explanation should agree with the visibility rule"
     );
     answer

@@ -37,6 +37,10 @@ pub(crate) struct Member {
     pub seen_by: u32,
     /// The layers it sees (as an observer).
     pub sees: u32,
+    /// Its view is a rectangle: `r2` is the disc around it, a prefilter; the exact test needs the
+    /// half extents from its slot ([`observer_of`](crate::slot::observer_of)). Kept in the padding: members stay 56
+    /// bytes (64 measured 3–9% slower on uniform 10k).
+    pub rect: bool,
     /// The entity, so a scan can write `InterestSet`s without looking slots up.
     pub entity: Entity,
 }
@@ -369,8 +373,9 @@ fn floor_to_i32(x: f32) -> i32 {
     if (t as f32) > x { t.saturating_sub(1) } else { t }
 }
 
-/// Squared distance between two projected points. Every visibility decision in the crate goes
-/// through this one function, so the same pair always gets the same answer.
+/// Squared distance between two projected points. Every distance decision for a radius goes
+/// through this one function (by way of [`within`](crate::visibility::within)), so the same pair
+/// always gets the same answer.
 #[inline(always)]
 pub(crate) fn dist2(a: [f32; 3], b: [f32; 3]) -> f32 {
     let dx = a[0] - b[0];
@@ -394,6 +399,7 @@ mod tests {
             jumped: false,
             seen_by: u32::MAX,
             sees: u32::MAX,
+            rect: false,
             entity: Entity::PLACEHOLDER,
         }
     }

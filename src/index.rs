@@ -8,11 +8,11 @@ use bevy_ecs::{entity::EntityHashMap, prelude::*};
 mod renumber;
 
 use crate::{
-    components::{Position, ViewRange},
+    components::Position,
     config::{AoiBounds, CellSize, MAX_CELL_SIZE, MIN_CELL_SIZE, Plane},
     grid::{CellKey, Grid, Member, NO_CELL, dist2},
-    slot::{Change, STEP_SLACK, Slot, bad_input},
-    visibility::{Rules, always_in, observer_region, scan_layers, sees},
+    slot::{Change, STEP_SLACK, Sight, Slot, bad_input, observer_of},
+    visibility::{Rules, always_in, observer_region, rect_r2, scan_layers, sees},
     wide::{WideObservers, threshold},
 };
 
@@ -106,13 +106,13 @@ impl AoiIndex {
             let found = cell.members.iter().filter(|m| m.slot != s && m.r2 >= 0.0);
             out.extend(
                 found
-                    .filter(|m| sees(m.p, m.r2, m.sees, instance, &t))
+                    .filter(|m| sees(&observer_of(m, instance, &self.slots), &t))
                     .map(|m| m.entity),
             );
         }
         for &w in &self.wide.slots {
             let o = &self.slots[w as usize];
-            if w != s && sees(o.p, o.r2, o.rules.sees, o.rules.instance, &t) {
+            if w != s && sees(&o.observer_at(o.p), &t) {
                 out.push(o.entity);
             }
         }
@@ -148,30 +148,32 @@ impl AoiIndex {
 
     /// Records the current state of `entity` (`None`: no `Position` any more, or despawned).
     /// Cheap when nothing differs from what is indexed.
-    pub fn observe(&mut self, entity: Entity, state: Option<(&Position, Option<&ViewRange>, Rules)>) {
+    pub fn observe(&mut self, entity: Entity, state: Option<(&Position, Sight, Rules)>) {
         let s = match (self.by_entity.get(&entity), state) {
             (Some(&s), _) => s,
             (None, Some(_)) => self.alloc_slot(entity),
             (None, None) => return,
         };
-        let (has_position, p, radius, rules) = match state {
-            Some((pos, range, rules)) => (
-                true,
-                self.plane.project(pos.x, pos.y, pos.z),
-                range.map(|r| r.radius),
-                rules,
-            ),
-            None => (false, [0.0; 3], None, Rules::default()),
+        let (has_position, p, sight, rules) = match state {
+            Some((pos, sight, rules)) => (true, self.plane.project(pos.x, pos.y, pos.z), sight, rules),
+            None => (false, [0.0; 3], Sight::Blind, Rules::default()),
         };
         let problem = if has_position {
-            bad_input(p, radius, self.bounds.as_ref(), self.plane.dims())
+            bad_input(p, sight, self.bounds.as_ref(), self.plane.dims())
         } else {
             None
         };
         let in_grid = has_position && problem.is_none();
-        let r2 = match radius {
-            Some(r) if in_grid => r * r,
-            _ => -1.0,
+        // `+ 0.0` turns -0.0 into 0.0, so radii order like their bits.
+        let (r2, radius, rect) = match sight {
+            _ if !in_grid => (-1.0, 0.0, None),
+            Sight::Radius(r) => (r * r, r + 0.0, None),
+            Sight::Rect(half) => {
+                let half = half.map(|h| h + 0.0);
+                let r2 = rect_r2(half);
+                (r2, r2.sqrt(), Some(half))
+            }
+            Sight::Blind | Sight::Both => (-1.0, 0.0, None),
         };
         let slot = &mut self.slots[s as usize];
         if let Some(why) = problem
@@ -183,6 +185,7 @@ impl AoiIndex {
         if slot.has_position == has_position
             && slot.in_grid == in_grid
             && slot.r2.to_bits() == r2.to_bits()
+            && slot.rect.map(|h| h.map(f32::to_bits)) == rect.map(|h| h.map(f32::to_bits))
             && slot.rules == rules
             && (!in_grid || slot.p == p)
         {
@@ -195,6 +198,7 @@ impl AoiIndex {
                 old_in: slot.in_grid,
                 old_p: slot.p,
                 old_r2: slot.r2,
+                old_rect: slot.rect,
                 old_rules: slot.rules,
             });
         }
@@ -210,9 +214,9 @@ impl AoiIndex {
         slot.in_grid = in_grid;
         slot.p = p;
         slot.r2 = r2;
+        slot.radius = radius;
+        slot.rect = rect;
         slot.rules = rules;
-        // `+ 0.0` turns -0.0 into 0.0, so radii order like their bits.
-        slot.radius = if r2 >= 0.0 { radius.unwrap_or(0.0) + 0.0 } else { 0.0 };
         if slot.is_observer() {
             *self.radii.entry(slot.radius.to_bits()).or_default() += 1;
             self.observers += 1;
@@ -279,6 +283,7 @@ impl AoiIndex {
             jumped: slot.jumped,
             seen_by: scan_layers(&slot.rules),
             sees: slot.rules.sees,
+            rect: slot.rect.is_some(),
             entity: slot.entity,
         }
     }
@@ -326,6 +331,7 @@ impl AoiIndex {
                 && !slot.wide
                 && ch.old_r2 >= 0.0
                 && ch.old_r2.to_bits() == slot.r2.to_bits()
+                && ch.old_rect == slot.rect
                 && self.lists[ch.slot as usize].len() >= flip_scan_min_seen;
             if steps {
                 largest = largest.max(step);

@@ -22,7 +22,7 @@ mod visibility;
 mod watch;
 mod wide;
 
-pub use components::{InterestSet, Position, ViewRange};
+pub use components::{InterestSet, Position, ViewRange, ViewRect};
 pub use config::{AoiBounds, CellSize, Plane};
 pub use explain::{AoiWorldExt, ViewExplanation};
 pub use messages::{EnterView, LeaveView};
@@ -40,8 +40,8 @@ pub mod prelude {
     pub use crate::AoiTransformSync;
     pub use crate::{
         AoiBounds, AoiInstance, AoiLayers, AoiPlugin, AoiSettings, AoiStats, AoiSystems, AoiVisibility, AoiWorldExt,
-        CellSize, EnterView, InterestSet, LeaveView, Plane, Position, ViewExplanation, ViewRange, Watched, WatchedRule,
-        Watchers,
+        CellSize, EnterView, InterestSet, LeaveView, Plane, Position, ViewExplanation, ViewRange, ViewRect, Watched,
+        WatchedRule, Watchers,
     };
     #[cfg(feature = "replicon")]
     pub use crate::{AoiClient, AoiReplicationPlugin};

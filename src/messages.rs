@@ -56,7 +56,8 @@ use bevy_ecs::prelude::*;
     reflect(Debug, PartialEq, Hash)
 )]
 pub struct EnterView {
-    /// The entity with the [`ViewRange`](crate::ViewRange) (the event target).
+    /// The observer, the entity with the [`ViewRange`](crate::ViewRange) or
+    /// [`ViewRect`](crate::ViewRect) (the event target).
     #[event_target]
     pub observer: Entity,
     /// The entity it now sees.
@@ -74,7 +75,8 @@ pub struct EnterView {
     reflect(Debug, PartialEq, Hash)
 )]
 pub struct LeaveView {
-    /// The entity with the [`ViewRange`](crate::ViewRange) (the event target; may be despawned).
+    /// The observer, the entity with the [`ViewRange`](crate::ViewRange) or
+    /// [`ViewRect`](crate::ViewRect) (the event target; may be despawned).
     #[event_target]
     pub observer: Entity,
     /// The entity it no longer sees (may be despawned).

@@ -49,7 +49,8 @@ pub enum AoiSystems {
 }
 
 /// Adds area-of-interest management: [`Position`](crate::Position),
-/// [`ViewRange`](crate::ViewRange) and [`InterestSet`](crate::InterestSet) components, the
+/// [`ViewRange`](crate::ViewRange), [`ViewRect`](crate::ViewRect) and
+/// [`InterestSet`](crate::InterestSet) components, the
 /// [`EnterView`]/[`LeaveView`] messages and the [`AoiSystems`] that keep them.
 ///
 /// The fields are build-time choices; runtime tunables are in [`AoiSettings`]. A bad value
@@ -111,6 +112,7 @@ impl Plugin for AoiPlugin {
         #[cfg(feature = "bevy_reflect")]
         app.register_type::<crate::Position>()
             .register_type::<crate::ViewRange>()
+            .register_type::<crate::ViewRect>()
             .register_type::<crate::InterestSet>()
             .register_type::<crate::AoiLayers>()
             .register_type::<crate::AoiVisibility>()

@@ -8,7 +8,8 @@
 //! The full visibility rule: observer `o` sees target `t` when both are indexed, `t != o`, they
 //! are in the same [`AoiInstance`], `o`'s [`AoiLayers::sees`] shares a bit with `t`'s
 //! [`AoiLayers::member`], `t` is not [`AoiVisibility::Hidden`], and either `t` is
-//! [`AoiVisibility::Always`] or `t` is within `o`'s [`ViewRange`](crate::ViewRange).
+//! [`AoiVisibility::Always`] or `t` is within `o`'s [`ViewRange`](crate::ViewRange) (or its
+//! [`ViewRect`](crate::ViewRect)).
 //!
 //! ```
 //! use bevy_app::prelude::*;

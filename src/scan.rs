@@ -15,8 +15,8 @@ use crate::{
     grid::{Grid, Member, dist2},
     index::AoiIndex,
     rules::AoiVisibility,
-    slot::{Change, Slot},
-    visibility::{observer_region, sees},
+    slot::{Change, Slot, observer_of},
+    visibility::{ObserverState, observer_region, sees, within},
 };
 
 /// In a buffer of enters, `(o, WHOLE_LIST)` stands for every entry of `o`'s list after the
@@ -216,15 +216,39 @@ fn scan_members(
 /// the start answer is exactly what the list holds.
 fn flip_scan(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut Vec<Entity>, scratch: &mut TaskBuffers) {
     let me = &view.slots[o as usize];
-    let (now, start, r2, layers) = (me.p, me.start_p, me.r2, me.rules.sees);
+    // One copy of the loop per view shape, so a radius pays nothing for rectangles.
+    match me.rect {
+        None => {
+            let r2 = me.r2;
+            flip_scan_with(view, o, cells, list, set, scratch, move |a, b| dist2(a, b) <= r2);
+        }
+        Some(half) => flip_scan_with(view, o, cells, list, set, scratch, move |a, b| {
+            within(a, 0.0, Some(half), b)
+        }),
+    }
+}
+
+/// [`flip_scan`] with the observer's view test `inside(observer, target)` ([`within`]).
+#[inline(always)]
+fn flip_scan_with(
+    view: View,
+    o: u32,
+    cells: &[u32],
+    list: &mut Vec<u32>,
+    set: &mut Vec<Entity>,
+    scratch: &mut TaskBuffers,
+    inside: impl Fn([f32; 3], [f32; 3]) -> bool + Copy,
+) {
+    let me = &view.slots[o as usize];
+    let (now, start, layers) = (me.p, me.start_p, me.rules.sees);
     let flips = |m: &Member| {
         let candidate = (m.slot != o) & !m.jumped & ((layers & m.seen_by) != 0);
-        candidate & ((dist2(now, m.p) <= r2) != (dist2(start, m.start_p) <= r2))
+        candidate & (inside(now, m.p) != inside(start, m.start_p))
     };
     scratch.entering.clear();
     scratch.leaving.clear();
     scan_members(view.grid, me, me.scan_reach(view.step_reach), cells, flips, |m| {
-        if dist2(now, m.p) <= r2 {
+        if inside(now, m.p) {
             list.push(m.slot);
             scratch.entering.push(m.entity);
             scratch.enters.push(o, m.slot);
@@ -252,8 +276,20 @@ fn recompute(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
     }
     scratch.found.clear();
     let found = &mut scratch.found;
-    let seen = |m: &Member| (dist2(me.p, m.p) <= me.r2) & (m.slot != o) & ((me.rules.sees & m.seen_by) != 0);
-    scan_members(view.grid, me, me.radius, cells, seen, |m| found.push(m.slot));
+    let (p, layers) = (me.p, me.rules.sees);
+    let candidate = move |m: &Member| (m.slot != o) & ((layers & m.seen_by) != 0);
+    // One copy of the loop per view shape, so a radius pays nothing for rectangles.
+    match me.rect {
+        None => {
+            let r2 = me.r2;
+            let seen = |m: &Member| (dist2(p, m.p) <= r2) & candidate(m);
+            scan_members(view.grid, me, me.radius, cells, seen, |m| found.push(m.slot));
+        }
+        Some(half) => {
+            let seen = |m: &Member| within(p, 0.0, Some(half), m.p) & candidate(m);
+            scan_members(view.grid, me, me.radius, cells, seen, |m| found.push(m.slot));
+        }
+    }
     // `Always`-visible targets of the instance, whatever the distance.
     for &a in view.always.get(&me.rules.instance).map_or(&[][..], Vec::as_slice) {
         if a != o && (me.rules.sees & view.slots[a as usize].rules.member) != 0 {
@@ -323,11 +359,11 @@ pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clea
         return;
     }
     let (now, before) = (me.target(), ch.old_target());
-    // Records the pair if observer `o` (at `start` then `p`, seeing `layers` of `instance`
-    // within `r2`) sees the target now and not before, or the other way round.
-    let mut judge = |o: u32, start: [f32; 3], p: [f32; 3], r2: f32, layers: u32, instance: u32| {
-        let is = sees(p, r2, layers, instance, &now);
-        if is != sees(start, r2, layers, instance, &before) {
+    // Records the pair if observer `o` (as `start` at the start of the tick, as `end` now) sees
+    // the target now and not before, or the other way round.
+    let mut judge = |o: u32, start: ObserverState, end: ObserverState| {
+        let is = sees(&end, &now);
+        if is != sees(&start, &before) {
             if is {
                 scratch.enters.push(o, ch.slot);
             } else {
@@ -339,7 +375,8 @@ pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clea
         let o = &view.slots[w as usize];
         // A changed wide observer recomputes its own list.
         if !o.on_shortlist {
-            judge(w, o.p, o.p, o.r2, o.rules.sees, o.rules.instance);
+            let at = o.observer_at(o.p);
+            judge(w, at, at);
         }
     }
     let reach = if me.jumped { reach + view.step_reach } else { reach };
@@ -351,23 +388,28 @@ pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clea
         let instance = cell.key[3] as u32;
         if me.jumped {
             for m in cell.members.iter().filter(|m| m.r2 >= 0.0) {
-                judge(m.slot, m.start_p, m.p, m.r2, m.sees, instance);
+                let end = observer_of(m, instance, view.slots);
+                judge(m.slot, ObserverState { p: m.start_p, ..end }, end);
             }
         } else if cell.clean_observers > 0 {
             // A stepping `Normal` target in its own instance's cells: `sees` reduces to the
-            // layers and the two distances, tested branch-free over 64 members at a time.
+            // layers and the two distances, tested branch-free over 64 members at a time. For a
+            // rectangular view the distances test the disc around it: being in that disc at
+            // either end makes it a candidate, judged exactly.
             let (p_now, p_before, member) = (now.p, before.p, now.rules.member);
             for chunk in cell.members.chunks(64) {
                 let mut mask = 0u64;
                 for (j, m) in chunk.iter().enumerate() {
                     let candidate = m.is_clean_observer() & ((m.sees & member) != 0);
-                    let flips = (dist2(m.p, p_now) <= m.r2) != (dist2(m.p, p_before) <= m.r2);
+                    let (in_now, in_before) = (dist2(m.p, p_now) <= m.r2, dist2(m.p, p_before) <= m.r2);
+                    let flips = (in_now != in_before) | (m.rect & (in_now | in_before));
                     mask |= u64::from(candidate & flips) << j;
                 }
                 while mask != 0 {
                     let m = &chunk[mask.trailing_zeros() as usize];
                     mask &= mask - 1;
-                    judge(m.slot, m.p, m.p, m.r2, m.sees, instance);
+                    let at = observer_of(m, instance, view.slots);
+                    judge(m.slot, at, at);
                 }
             }
         }

@@ -32,7 +32,7 @@ pub(crate) fn self_check(
         expected.clear();
         let found = slots
             .iter()
-            .filter(|t| t.entity != o.entity && sees(o.p, o.r2, o.rules.sees, o.rules.instance, &t.target()));
+            .filter(|t| t.entity != o.entity && sees(&o.observer_at(o.p), &t.target()));
         expected.extend(found.map(|t| t.entity));
         expected.sort_unstable();
         let got = sets.get(o.entity).map_or(&[][..], InterestSet::as_slice);

@@ -5,8 +5,8 @@ use bevy_ecs::entity::Entity;
 
 use crate::{
     config::AoiBounds,
-    grid::{NO_CELL, dist2},
-    visibility::{Rules, TargetState},
+    grid::{Member, NO_CELL, dist2},
+    visibility::{ObserverState, Rules, TargetState},
 };
 
 /// Relative slack on reaches derived from steps, far more than the rounding of the `f32`
@@ -21,10 +21,13 @@ pub(crate) struct Slot {
     pub p: [f32; 3],
     /// Projected position at the start of this tick (equal to `p` between ticks).
     pub start_p: [f32; 3],
-    /// Squared view radius, or -1 when the entity is not an observer.
+    /// Squared view radius (for a rectangular view, that of the disc around it), or -1 when the
+    /// entity is not an observer.
     pub r2: f32,
-    /// View radius (0 when not an observer).
+    /// View radius, `sqrt(r2)` (0 when not an observer): how far its windows reach.
     pub radius: f32,
+    /// Half extents of a rectangular view ([`ViewRect`](crate::ViewRect)), `None` for a radius.
+    pub rect: Option<[f32; 2]>,
     /// The cell its grid member is in, or `NO_CELL`.
     pub cell: u32,
     /// Where its member is in that cell's member list.
@@ -63,6 +66,7 @@ impl Slot {
             start_p: [0.0; 3],
             r2: -1.0,
             radius: 0.0,
+            rect: None,
             cell: NO_CELL,
             member_index: 0,
             in_grid: false,
@@ -83,6 +87,18 @@ impl Slot {
             in_grid: self.in_grid,
             p: self.p,
             rules: self.rules,
+        }
+    }
+
+    /// This slot as an observer, at `p` (its position now, or at the start of the tick).
+    #[inline]
+    pub fn observer_at(&self, p: [f32; 3]) -> ObserverState {
+        ObserverState {
+            p,
+            r2: self.r2,
+            rect: self.rect,
+            sees: self.rules.sees,
+            instance: self.rules.instance,
         }
     }
 
@@ -122,6 +138,7 @@ pub(crate) struct Change {
     pub old_in: bool,
     pub old_p: [f32; 3],
     pub old_r2: f32,
+    pub old_rect: Option<[f32; 2]>,
     pub old_rules: Rules,
 }
 
@@ -137,13 +154,34 @@ impl Change {
     }
 }
 
+/// A grid member of `instance` as an observer, where it is now (a rectangular view's half
+/// extents come from its slot).
+#[inline]
+pub(crate) fn observer_of(m: &Member, instance: u32, slots: &[Slot]) -> ObserverState {
+    ObserverState {
+        p: m.p,
+        r2: m.r2,
+        rect: if m.rect { slots[m.slot as usize].rect } else { None },
+        sees: m.sees,
+        instance,
+    }
+}
+
+/// What an entity's view components ask for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Sight {
+    /// Not an observer.
+    Blind,
+    /// A [`ViewRange`](crate::ViewRange) radius.
+    Radius(f32),
+    /// A [`ViewRect`](crate::ViewRect)'s half extents.
+    Rect([f32; 2]),
+    /// Both components: bad input.
+    Both,
+}
+
 /// Why an entity is kept out of the index.
-pub(crate) fn bad_input(
-    p: [f32; 3],
-    radius: Option<f32>,
-    bounds: Option<&AoiBounds>,
-    dims: usize,
-) -> Option<&'static str> {
+pub(crate) fn bad_input(p: [f32; 3], sight: Sight, bounds: Option<&AoiBounds>, dims: usize) -> Option<&'static str> {
     if !p.iter().all(|c| c.is_finite()) {
         return Some("its Position is not finite");
     }
@@ -152,11 +190,18 @@ pub(crate) fn bad_input(
     {
         return Some("its Position is farther outside the AoiPlugin bounds than one bounds size");
     }
-    // Any radius from 0 to +inf is valid (a square that overflows is +inf: every finite position).
-    if let Some(r) = radius
-        && (r.is_nan() || r < 0.0)
-    {
-        return Some("its ViewRange radius is negative or NaN");
+    // Any radius or half extent from 0 to +inf is valid (a square that overflows is +inf: every
+    // finite position).
+    let bad = |v: f32| v.is_nan() || v < 0.0;
+    match sight {
+        Sight::Blind => None,
+        Sight::Radius(r) if bad(r) => Some("its ViewRange radius is negative or NaN"),
+        Sight::Radius(_) => None,
+        Sight::Rect(half) if half.into_iter().any(bad) => Some("its ViewRect half extents are negative or NaN"),
+        Sight::Rect(_) if dims == 3 => {
+            Some("it has a ViewRect, which needs a 2D plane (Plane::XY or Plane::XZ), and the plugin uses Plane::XYZ")
+        }
+        Sight::Rect(_) => None,
+        Sight::Both => Some("it has both ViewRange and ViewRect: keep one"),
     }
-    None
 }

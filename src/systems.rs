@@ -4,12 +4,13 @@ use bevy_ecs::prelude::*;
 use bevy_tasks::ComputeTaskPool;
 
 use crate::{
-    components::{InterestSet, PendingRemovals, Position, ViewRange},
+    components::{InterestSet, PendingRemovals, Position, ViewRange, ViewRect},
     index::AoiIndex,
     interest::{Edit, PairEngine, Parallelism},
     messages::{EnterView, LeaveView},
     rules::{AoiInstance, AoiLayers, AoiVisibility, PendingWatchers, Watchers},
     settings::{AoiSettings, AoiStats},
+    slot::Sight,
     visibility::Rules,
 };
 
@@ -17,6 +18,7 @@ use crate::{
 type Tracked = (
     &'static Position,
     Option<&'static ViewRange>,
+    Option<&'static ViewRect>,
     Option<&'static AoiLayers>,
     Option<&'static AoiVisibility>,
     Option<&'static AoiInstance>,
@@ -25,21 +27,30 @@ type Tracked = (
 type Moved = Or<(
     Changed<Position>,
     Changed<ViewRange>,
+    Changed<ViewRect>,
     Changed<AoiLayers>,
     Changed<AoiVisibility>,
     Changed<AoiInstance>,
 )>;
 
+/// One entity's [`Tracked`] components.
+type TrackedItem<'a> = (
+    &'a Position,
+    Option<&'a ViewRange>,
+    Option<&'a ViewRect>,
+    Option<&'a AoiLayers>,
+    Option<&'a AoiVisibility>,
+    Option<&'a AoiInstance>,
+);
+
 /// The index's view of one entity's components.
-fn state<'a>(
-    (position, range, layers, visibility, instance): (
-        &'a Position,
-        Option<&'a ViewRange>,
-        Option<&AoiLayers>,
-        Option<&AoiVisibility>,
-        Option<&AoiInstance>,
-    ),
-) -> (&'a Position, Option<&'a ViewRange>, Rules) {
+fn state<'a>((position, range, rect, layers, visibility, instance): TrackedItem<'a>) -> (&'a Position, Sight, Rules) {
+    let sight = match (range, rect) {
+        (None, None) => Sight::Blind,
+        (Some(range), None) => Sight::Radius(range.radius),
+        (None, Some(rect)) => Sight::Rect([rect.half_width, rect.half_height]),
+        (Some(_), Some(_)) => Sight::Both,
+    };
     let layers = layers.copied().unwrap_or_default();
     let rules = Rules {
         member: layers.member,
@@ -47,7 +58,7 @@ fn state<'a>(
         mode: visibility.copied().unwrap_or_default(),
         instance: instance.map_or(0, |i| i.0),
     };
-    (position, range, rules)
+    (position, sight, rules)
 }
 
 /// The interest computation's reusable buffers.

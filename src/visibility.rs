@@ -2,12 +2,13 @@
 //!
 //! An observer sees a target when both are indexed, they share an instance, a layer the observer
 //! sees is one the target is in, and the target is `Always` visible or `Normal` and within the
-//! radius (`dist2 <= r2`, the boundary inside). [`sees`] is that rule for one pair. The observer
-//! scans walk grid cells, which hold one instance each, and test each member with `dist2 <= r2`
-//! and `sees & scan_layers(member) != 0`, where [`scan_layers`] folds the visibility mode into
-//! the layers (`Hidden` and `Always` targets are never found by distance); `Always` targets are
-//! appended from their instance's list. [`observer_region`] says where the observers that may see a target
-//! are.
+//! view ([`within`]: `dist2 <= r2` for a radius, `|dx| <= hw && |dy| <= hh` for a rectangle, the
+//! boundary inside). [`sees`] is that rule for one pair. The observer scans walk grid cells,
+//! which hold one instance each, and test each member with [`within`] and
+//! `sees & scan_layers(member) != 0`, where [`scan_layers`] folds the visibility mode into the
+//! layers (`Hidden` and `Always` targets are never found by distance); `Always` targets are
+//! appended from their instance's list. [`observer_region`] says where the observers that may see
+//! a target are.
 
 use crate::{
     grid::{Grid, Window, dist2},
@@ -55,18 +56,51 @@ pub(crate) fn observer_region(grid: &Grid, t: &TargetState, reach: f32) -> Optio
     }
 }
 
-/// The visibility rule: does an observer (position, squared radius, layers it sees, instance)
-/// see this target? Target scans, the `Watchers` fill and every before/after comparison call it;
-/// the observer scans apply the same rule to grid members in the form of [`scan_layers`].
+/// Whether `q` is within the view of an observer at `p`: within squared radius `r2`, or, for a
+/// rectangular view (`rect = Some([hw, hh])`, 2D planes only), within `hw` and `hh` on the
+/// plane's two axes. The boundary is inside. Every distance decision goes through here.
+#[inline(always)]
+pub(crate) fn within(p: [f32; 3], r2: f32, rect: Option<[f32; 2]>, q: [f32; 3]) -> bool {
+    match rect {
+        None => dist2(p, q) <= r2,
+        Some([hw, hh]) => ((q[0] - p[0]).abs() <= hw) & ((q[1] - p[1]).abs() <= hh),
+    }
+}
+
+/// The squared radius of the disc around a rectangular view of half extents `hw`, `hh`: every
+/// point the rectangle test accepts has `dist2 <= ` this, exactly in `f32` (the squares and the
+/// sum round monotonically, in the same order as [`dist2`]), so it serves as a prefilter and for
+/// the windows.
 #[inline]
-pub(crate) fn sees(p: [f32; 3], r2: f32, sees: u32, instance: u32, t: &TargetState) -> bool {
+pub(crate) fn rect_r2([hw, hh]: [f32; 2]) -> f32 {
+    hw * hw + hh * hh
+}
+
+/// An observer as the visibility rule needs it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ObserverState {
+    pub p: [f32; 3],
+    /// Squared view radius (for a rectangle, [`rect_r2`] of it).
+    pub r2: f32,
+    /// Half extents of a rectangular view.
+    pub rect: Option<[f32; 2]>,
+    /// The layers it sees.
+    pub sees: u32,
+    pub instance: u32,
+}
+
+/// The visibility rule: does this observer see this target? Target scans, the `Watchers` fill
+/// and every before/after comparison call it; the observer scans apply the same rule to grid
+/// members in the form of [`within`] and [`scan_layers`].
+#[inline]
+pub(crate) fn sees(o: &ObserverState, t: &TargetState) -> bool {
     t.in_grid
-        && t.rules.instance == instance
-        && (sees & t.rules.member) != 0
+        && t.rules.instance == o.instance
+        && (o.sees & t.rules.member) != 0
         && match t.rules.mode {
             AoiVisibility::Hidden => false,
             AoiVisibility::Always => true,
-            AoiVisibility::Normal => dist2(p, t.p) <= r2,
+            AoiVisibility::Normal => within(o.p, o.r2, o.rect, t.p),
         }
 }
 

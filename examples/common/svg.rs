@@ -40,12 +40,14 @@ pub struct Mark {
     pub watched: bool,
 }
 
-/// One observer's view: where it is, its radius, and where the targets it sees are.
+/// One observer's view: where it is, its radius (or its rectangle's half extents), and where the
+/// targets it sees are.
 #[derive(Clone, Debug)]
 pub struct View {
     pub x: f32,
     pub y: f32,
     pub radius: f32,
+    pub rect: Option<[f32; 2]>,
     pub sees: Vec<(f32, f32)>,
 }
 
@@ -85,15 +87,26 @@ pub fn render(s: &Snapshot, px: f32) -> String {
         }
         let _ = writeln!(out, "</g>");
     }
-    // Views: a circle and a line to each seen target.
+    // Views: a circle (or a rectangle) and a line to each seen target.
     for view in &s.views {
         let (cx, cy) = (view.x * k, px - view.y * k);
         let _ = write!(out, r##"<g class="view" stroke="#1f6feb">"##);
-        let _ = write!(
-            out,
-            r##"<circle cx="{cx:.1}" cy="{cy:.1}" r="{:.1}" fill="#1f6feb" fill-opacity="0.06" stroke-width="1.5"/>"##,
-            view.radius * k
-        );
+        let fill = r##"fill="#1f6feb" fill-opacity="0.06" stroke-width="1.5""##;
+        let _ = match view.rect {
+            None => write!(
+                out,
+                r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="{:.1}" {fill}/>"#,
+                view.radius * k
+            ),
+            Some([hw, hh]) => write!(
+                out,
+                r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" {fill}/>"#,
+                cx - hw * k,
+                cy - hh * k,
+                2.0 * hw * k,
+                2.0 * hh * k
+            ),
+        };
         for &(tx, ty) in &view.sees {
             let _ = write!(
                 out,

@@ -129,3 +129,36 @@ fn an_unlimited_view_sees_every_distance_with_an_infinite_margin() {
         "1e18 squared is finite: a limited view"
     );
 }
+
+#[test]
+fn a_rectangle_is_explained_by_its_axes() {
+    let mut app = App::new();
+    app.add_plugins(AoiPlugin::default());
+    let w = app.world_mut();
+    let screen = w.spawn((Position::new(0.0, 0.0), ViewRect::new(16.0, 9.0))).id();
+    let corner = w.spawn(Position::new(-16.0, 9.0)).id();
+    let above = w.spawn(Position::new(4.0, 12.0)).id();
+    app.update();
+    let w = app.world();
+    let why = w.explain_view(screen, corner);
+    assert_eq!(
+        why,
+        ViewExplanation::Rectangle {
+            dx: -16.0,
+            dy: 9.0,
+            half_width: 16.0,
+            half_height: 9.0
+        },
+        "the corner should be explained by its offsets on both axes"
+    );
+    assert!(
+        why.is_visible() && why.margin() == Some(0.0),
+        "a corner is on the boundary: {why:?}"
+    );
+    let why = w.explain_view(screen, above);
+    assert!(
+        !why.is_visible(),
+        "a target above the screen should not be seen: {why:?}"
+    );
+    assert_eq!(why.margin(), Some(-3.0), "it is 3 units beyond the top edge");
+}

@@ -95,7 +95,7 @@ impl Checked {
     }
 
     /// The projected point the oracle uses, or `None` if the entity must be out of the index.
-    fn indexed(&self, pos: &Position, range: Option<&ViewRange>) -> Option<[f32; 3]> {
+    fn indexed(&self, pos: &Position, range: Option<&ViewRange>, rect: Option<&ViewRect>) -> Option<[f32; 3]> {
         let p = match self.plugin.plane {
             Plane::XY => [pos.x, pos.y, 0.0],
             Plane::XZ => [pos.x, pos.z, 0.0],
@@ -113,33 +113,46 @@ impl Checked {
                 }
             }
         }
-        // Every radius from 0 to +inf is valid; negative and NaN are not.
-        if let Some(r) = range
-            && (r.radius.is_nan() || r.radius < 0.0)
-        {
-            return None;
+        // Every radius and half extent from 0 to +inf is valid; negative and NaN are not. A
+        // rectangle needs a 2D plane, and an entity has one view or the other.
+        let bad = |v: f32| v.is_nan() || v < 0.0;
+        match (range, rect) {
+            (Some(_), Some(_)) => return None,
+            (Some(r), None) if bad(r.radius) => return None,
+            (None, Some(v)) if bad(v.half_width) || bad(v.half_height) || dims == 3 => return None,
+            _ => {}
         }
         Some(p)
     }
 
     /// Brute force: every observer's exact set, applying the visibility rules.
     fn oracle(&mut self) -> BTreeMap<Entity, BTreeSet<Entity>> {
-        type Row = (Entity, Position, Option<ViewRange>, AoiLayers, AoiVisibility, u32);
+        type Row = (
+            Entity,
+            Position,
+            Option<ViewRange>,
+            Option<ViewRect>,
+            AoiLayers,
+            AoiVisibility,
+            u32,
+        );
         let mut q = self.app.world_mut().query::<(
             Entity,
             &Position,
             Option<&ViewRange>,
+            Option<&ViewRect>,
             Option<&AoiLayers>,
             Option<&AoiVisibility>,
             Option<&AoiInstance>,
         )>();
         let all: Vec<Row> = q
             .iter(self.app.world())
-            .map(|(e, p, r, l, v, i)| {
+            .map(|(e, p, r, rect, l, v, i)| {
                 (
                     e,
                     *p,
                     r.copied(),
+                    rect.copied(),
                     l.copied().unwrap_or_default(),
                     v.copied().unwrap_or_default(),
                     i.map_or(0, |i| i.0),
@@ -148,20 +161,28 @@ impl Checked {
             .collect();
         let targets: Vec<(&Row, [f32; 3])> = all
             .iter()
-            .filter_map(|row| self.indexed(&row.1, row.2.as_ref()).map(|q| (row, q)))
+            .filter_map(|row| self.indexed(&row.1, row.2.as_ref(), row.3.as_ref()).map(|q| (row, q)))
             .collect();
         let mut out = BTreeMap::new();
-        for (o, p, r, layers, _, instance) in &all {
-            let Some(r) = r else { continue };
+        for (o, p, r, rect, layers, _, instance) in &all {
+            if r.is_none() && rect.is_none() {
+                continue;
+            }
             let mut set = BTreeSet::new();
-            if let Some(po) = self.indexed(p, Some(r)) {
-                let r2 = r.radius * r.radius;
-                for ((t, _, _, t_layers, t_mode, t_instance), pt) in &targets {
+            if let Some(po) = self.indexed(p, r.as_ref(), rect.as_ref()) {
+                for ((t, _, _, _, t_layers, t_mode, t_instance), pt) in &targets {
                     let (dx, dy, dz) = (po[0] - pt[0], po[1] - pt[1], po[2] - pt[2]);
+                    // A disc: the squared distance against the squared radius. A rectangle: each
+                    // axis of the plane against its half extent.
+                    let inside = match (r, rect) {
+                        (Some(r), _) => dx * dx + dy * dy + dz * dz <= r.radius * r.radius,
+                        (None, Some(v)) => dx.abs() <= v.half_width && dy.abs() <= v.half_height,
+                        (None, None) => unreachable!("an observer should have a view"),
+                    };
                     let near = match t_mode {
                         AoiVisibility::Hidden => false,
                         AoiVisibility::Always => true,
-                        AoiVisibility::Normal => dx * dx + dy * dy + dz * dz <= r2,
+                        AoiVisibility::Normal => inside,
                     };
                     if t != o && t_instance == instance && (layers.sees & t_layers.member) != 0 && near {
                         set.insert(*t);
@@ -241,9 +262,13 @@ impl Checked {
         self.app.update();
         let expected = self.oracle();
         // 1. Exact sets.
-        let mut q = self.app.world_mut().query::<(Entity, &InterestSet, Has<ViewRange>)>();
+        let mut q = self
+            .app
+            .world_mut()
+            .query::<(Entity, &InterestSet, Has<ViewRange>, Has<ViewRect>)>();
         let mut order = Vec::new();
-        for (e, set, observer) in q.iter(self.app.world()) {
+        for (e, set, range, rect) in q.iter(self.app.world()) {
+            let observer = range || rect;
             order.push((e, set.iter().collect()));
             let mut got: Vec<Entity> = set.iter().collect();
             got.sort();
@@ -268,7 +293,7 @@ impl Checked {
             } else {
                 assert!(
                     got.is_empty(),
-                    "{e} lost its ViewRange, so its InterestSet should be empty"
+                    "{e} lost its ViewRange or ViewRect, so its InterestSet should be empty"
                 );
             }
             for t in &got {
@@ -445,11 +470,30 @@ impl Scenario {
         ViewRange::new(r)
     }
 
+    /// A rectangular view: mostly about the radius's size, sometimes flat, zero or unlimited on
+    /// one axis, now and then bad.
+    fn rect(&mut self) -> ViewRect {
+        let mut side = || match self.rng.below(100) {
+            0..=7 => 0.0,
+            8..=11 => f32::INFINITY,
+            12 => f32::NAN,
+            13 => -1.0,
+            _ => self.rng.range(0.1, 1.5) * self.radius,
+        };
+        ViewRect::new(side(), side())
+    }
+
     pub fn spawn(&mut self, world: &mut World) -> Entity {
         let p = self.point();
         let e = if self.rng.chance(0.6) {
-            let r = self.range();
-            world.spawn((p, r)).id()
+            // A fifth of the observers see a rectangle, in the planes that have one.
+            if self.plane != Plane::XYZ && self.rng.chance(0.2) {
+                let v = self.rect();
+                world.spawn((p, v)).id()
+            } else {
+                let r = self.range();
+                world.spawn((p, r)).id()
+            }
         } else {
             world.spawn(p).id()
         };
@@ -457,9 +501,21 @@ impl Scenario {
         e
     }
 
-    /// A point exactly `r` away from `e` along the first axis (the view boundary).
+    /// A point exactly on `e`'s view boundary: `r` away along the first axis, or on an edge or
+    /// a corner of its rectangle.
     fn boundary_of(&mut self, world: &World, e: Entity) -> Option<Position> {
         let p = *world.get::<Position>(e)?;
+        if let Some(v) = world.get::<ViewRect>(e) {
+            let (dx, dy) = match self.rng.below(3) {
+                0 => (v.half_width, 0.0),
+                1 => (0.0, -v.half_height),
+                _ => (-v.half_width, v.half_height),
+            };
+            return Some(match self.plane {
+                Plane::XZ => Position::new_3d(p.x + dx, p.y, p.z + dy),
+                _ => Position::new_3d(p.x + dx, p.y + dy, p.z),
+            });
+        }
         let r = world.get::<ViewRange>(e)?.radius;
         Some(Position::new_3d(p.x + r, p.y, p.z))
     }
@@ -543,10 +599,34 @@ impl Scenario {
                     world.despawn(e);
                     self.entities.retain(|x| *x != e);
                 }
-                59..=66 => {
+                59..=62 => {
                     let r = self.range();
                     if let Some(mut v) = world.get_mut::<ViewRange>(e) {
                         *v = r;
+                    }
+                }
+                63 => {
+                    // A rectangle on top of whatever it has (with a radius: bad input).
+                    let v = self.rect();
+                    world.entity_mut(e).insert(v);
+                }
+                64 => {
+                    world.entity_mut(e).remove::<ViewRect>();
+                }
+                65 => {
+                    let v = self.rect();
+                    if let Some(mut old) = world.get_mut::<ViewRect>(e) {
+                        *old = v;
+                    }
+                }
+                66 => {
+                    // Swap a radius for a rectangle, or back.
+                    if world.get::<ViewRect>(e).is_some() {
+                        let r = self.range();
+                        world.entity_mut(e).remove::<ViewRect>().insert(r);
+                    } else {
+                        let v = self.rect();
+                        world.entity_mut(e).remove::<ViewRange>().insert(v);
                     }
                 }
                 67..=70 => {

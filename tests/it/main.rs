@@ -9,6 +9,7 @@ mod harness;
 mod mixed_radii;
 mod oracle;
 mod picture;
+mod rect;
 mod reflect;
 mod rules;
 mod schedule;

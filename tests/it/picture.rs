@@ -45,13 +45,16 @@ fn snapshot() -> svg::Snapshot {
         .collect();
     let views = observers
         .iter()
-        .map(|&o| {
+        .enumerate()
+        .map(|(i, &o)| {
             let p = *world.get::<Position>(o).unwrap();
             let set = world.get::<InterestSet>(o).unwrap();
             svg::View {
                 x: p.x,
                 y: p.y,
                 radius: 60.0,
+                // The first view drawn as a screen (the picture only; the set is the disc's).
+                rect: (i == 0).then_some([60.0, 34.0]),
                 sees: set
                     .iter()
                     .map(|t| world.get::<Position>(t).map(|q| (q.x, q.y)).unwrap())
@@ -97,5 +100,16 @@ fn the_picture_parses_and_shows_one_mark_per_entity() {
         .flat_map(|g| g.children().filter(|c| c.tag_name().name() == "line"))
         .count();
     assert_eq!(view_lines, seen, "one line per target an observer sees");
+    let shapes = |name: &str| {
+        root.descendants()
+            .filter(|n| n.attribute("class") == Some("view"))
+            .flat_map(|g| g.children().filter(move |c| c.tag_name().name() == name))
+            .count()
+    };
+    assert_eq!(
+        (shapes("circle"), shapes("rect")),
+        (shot.views.len() - 1, 1),
+        "each view should be drawn as its shape: discs as circles, the screen as a rectangle"
+    );
     assert!(text.contains("tick 1"), "the legend should show the tick");
 }
