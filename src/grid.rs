@@ -191,12 +191,21 @@ impl Grid {
         if r * r == f32::INFINITY {
             return Window::whole(instance);
         }
+        self.window_axes(p, [r; 3], instance)
+    }
+
+    /// Every cell that can hold a point within `reach[i]` of `p` along each axis `i` (the window
+    /// of a rectangular view, whose test is per axis), with the same rounding margin as
+    /// [`Self::window`].
+    #[inline]
+    pub fn window_axes(&self, p: [f32; 3], reach: [f32; 3], instance: u32) -> Window {
         let mut lo = [0.0; 3];
         let mut hi = [0.0; 3];
         for i in 0..self.dims {
             // The distance test can accept a point up to ~3 ulps of `r` beyond `r` on one axis,
             // and the two subtractions below round by up to an ulp of `|p| + r` each: 1e-6 of
             // `|p| + r` is more than three times what is needed.
+            let r = reach[i];
             let m = (p[i].abs() + r) * 1.0e-6 + f32::MIN_POSITIVE;
             lo[i] = p[i] - r - m;
             hi[i] = p[i] + r + m;

@@ -178,19 +178,13 @@ fn prefetch<T>(data: &[T]) {
     let _ = data;
 }
 
-/// Calls `hit` with every member of `cells` inside observer `me`'s window of `reach` for which
-/// `test` holds. The test is run branch-free over 64 members at a time, then only the hits are
-/// visited.
+/// Calls `hit` with every member of `cells` inside observer `me`'s
+/// [scan window](Slot::scan_window) for which `test` holds. The test is run branch-free over 64
+/// members at a time, then only the hits are visited.
 #[inline(always)]
-fn scan_members(
-    grid: &Grid,
-    me: &Slot,
-    reach: f32,
-    cells: &[u32],
-    test: impl Fn(&Member) -> bool,
-    mut hit: impl FnMut(&Member),
-) {
-    let mine = grid.window(me.p, reach, me.rules.instance);
+fn scan_members(view: View, me: &Slot, cells: &[u32], test: impl Fn(&Member) -> bool, mut hit: impl FnMut(&Member)) {
+    let grid = view.grid;
+    let mine = me.scan_window(grid, view.step_reach);
     for &c in cells {
         let cell = &grid.cells[c as usize];
         if !mine.contains(cell.key) {
@@ -247,7 +241,7 @@ fn flip_scan_with(
     };
     scratch.entering.clear();
     scratch.leaving.clear();
-    scan_members(view.grid, me, me.scan_reach(view.step_reach), cells, flips, |m| {
+    scan_members(view, me, cells, flips, |m| {
         if inside(now, m.p) {
             list.push(m.slot);
             scratch.entering.push(m.entity);
@@ -283,11 +277,11 @@ fn recompute(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
         None => {
             let r2 = me.r2;
             let seen = |m: &Member| (dist2(p, m.p) <= r2) & candidate(m);
-            scan_members(view.grid, me, me.radius, cells, seen, |m| found.push(m.slot));
+            scan_members(view, me, cells, seen, |m| found.push(m.slot));
         }
         Some(half) => {
             let seen = |m: &Member| within(p, 0.0, Some(half), m.p) & candidate(m);
-            scan_members(view.grid, me, me.radius, cells, seen, |m| found.push(m.slot));
+            scan_members(view, me, cells, seen, |m| found.push(m.slot));
         }
     }
     // `Always`-visible targets of the instance, whatever the distance.

@@ -5,7 +5,7 @@ use bevy_ecs::entity::Entity;
 
 use crate::{
     config::AoiBounds,
-    grid::{Member, NO_CELL, dist2},
+    grid::{Grid, Member, NO_CELL, Window, dist2},
     visibility::{ObserverState, Rules, TargetState},
 };
 
@@ -127,6 +127,23 @@ impl Slot {
             (self.radius + dist2(self.start_p, self.p).sqrt() + step_reach) * STEP_SLACK
         } else {
             self.radius
+        }
+    }
+
+    /// The cells its own scan must look at: within [`Self::scan_reach`] of it, or for a
+    /// rectangular view within its half extents on each axis (plus the same steps and slack when
+    /// stepping), which is tighter than the disc around the rectangle.
+    #[inline]
+    pub fn scan_window(&self, grid: &Grid, step_reach: f32) -> Window {
+        let instance = self.rules.instance;
+        match self.rect {
+            None => grid.window(self.p, self.scan_reach(step_reach), instance),
+            Some([hw, hh]) if self.stepping => {
+                let extra = dist2(self.start_p, self.p).sqrt() + step_reach;
+                let reach = [(hw + extra) * STEP_SLACK, (hh + extra) * STEP_SLACK, 0.0];
+                grid.window_axes(self.p, reach, instance)
+            }
+            Some([hw, hh]) => grid.window_axes(self.p, [hw, hh, 0.0], instance),
         }
     }
 }
