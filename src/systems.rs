@@ -1,6 +1,6 @@
 //! The systems the plugin schedules, one per [`AoiSystems`](crate::AoiSystems) step.
 
-use bevy_ecs::prelude::*;
+use bevy_ecs::{prelude::*, query::QueryItem};
 use bevy_tasks::ComputeTaskPool;
 
 use crate::{
@@ -33,18 +33,10 @@ type Moved = Or<(
     Changed<AoiInstance>,
 )>;
 
-/// One entity's [`Tracked`] components.
-type TrackedItem<'a> = (
-    &'a Position,
-    Option<&'a ViewRange>,
-    Option<&'a ViewRect>,
-    Option<&'a AoiLayers>,
-    Option<&'a AoiVisibility>,
-    Option<&'a AoiInstance>,
-);
-
-/// The index's view of one entity's components.
-fn state<'a>((position, range, rect, layers, visibility, instance): TrackedItem<'a>) -> (&'a Position, Sight, Rules) {
+/// The index's view of one entity's [`Tracked`] components.
+fn state<'a>(
+    (position, range, rect, layers, visibility, instance): QueryItem<'a, 'a, Tracked>,
+) -> (&'a Position, Sight, Rules) {
     let sight = match (range, rect) {
         (None, None) => Sight::Blind,
         (Some(range), None) => Sight::Radius(range.radius),
