@@ -24,7 +24,8 @@ pub(crate) struct Slot {
     /// Squared view radius (for a rectangular view, that of the disc around it), or -1 when the
     /// entity is not an observer.
     pub r2: f32,
-    /// View radius, `sqrt(r2)` (0 when not an observer): how far its windows reach.
+    /// View radius (for a rectangular view, `sqrt(r2)`; 0 when not an observer): how far the
+    /// windows of moving targets must reach to find it.
     pub radius: f32,
     /// Half extents of a rectangular view ([`ViewRect`](crate::ViewRect)), `None` for a radius.
     pub rect: Option<[f32; 2]>,
