@@ -16,7 +16,7 @@ use crate::{
     index::AoiIndex,
     rules::AoiVisibility,
     slot::{Change, Slot, observer_of},
-    visibility::{ObserverState, observer_region, sees, within},
+    visibility::{ObserverState, in_rect, observer_region, sees},
 };
 
 /// In a buffer of enters, `(o, WHOLE_LIST)` stands for every entry of `o`'s list after the
@@ -216,13 +216,12 @@ fn flip_scan(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
             let r2 = me.r2;
             flip_scan_with(view, o, cells, list, set, scratch, move |a, b| dist2(a, b) <= r2);
         }
-        Some(half) => flip_scan_with(view, o, cells, list, set, scratch, move |a, b| {
-            within(a, 0.0, Some(half), b)
-        }),
+        Some(half) => flip_scan_with(view, o, cells, list, set, scratch, move |a, b| in_rect(a, half, b)),
     }
 }
 
-/// [`flip_scan`] with the observer's view test `inside(observer, target)` ([`within`]).
+/// [`flip_scan`] with the observer's view test `inside(observer, target)` (the disc or the
+/// rectangle of [`within`](crate::visibility::within)).
 #[inline(always)]
 fn flip_scan_with(
     view: View,
@@ -280,7 +279,7 @@ fn recompute(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
             scan_members(view, me, cells, seen, |m| found.push(m.slot));
         }
         Some(half) => {
-            let seen = |m: &Member| within(p, 0.0, Some(half), m.p) & candidate(m);
+            let seen = |m: &Member| in_rect(p, half, m.p) & candidate(m);
             scan_members(view, me, cells, seen, |m| found.push(m.slot));
         }
     }

@@ -63,8 +63,14 @@ pub(crate) fn observer_region(grid: &Grid, t: &TargetState, reach: f32) -> Optio
 pub(crate) fn within(p: [f32; 3], r2: f32, rect: Option<[f32; 2]>, q: [f32; 3]) -> bool {
     match rect {
         None => dist2(p, q) <= r2,
-        Some([hw, hh]) => ((q[0] - p[0]).abs() <= hw) & ((q[1] - p[1]).abs() <= hh),
+        Some(half) => in_rect(p, half, q),
     }
+}
+
+/// The rectangle half of [`within`]: `q` is within `hw` and `hh` of `p` on the plane's two axes.
+#[inline(always)]
+pub(crate) fn in_rect(p: [f32; 3], [hw, hh]: [f32; 2], q: [f32; 3]) -> bool {
+    ((q[0] - p[0]).abs() <= hw) & ((q[1] - p[1]).abs() <= hh)
 }
 
 /// The squared radius of the disc around a rectangular view of half extents `hw`, `hh`: every
