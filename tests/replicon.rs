@@ -7,18 +7,20 @@
 //! After every exchange, each client must hold exactly the replicated entities it should: the
 //! managed ones (`Replicated` + `Position`) that one of its linked observers sees or that are
 //! linked to it, plus every replicated entity without a `Position`.
+//! The AOI runs every frame in `PostUpdate`, then in `FixedPostUpdate` every other frame and twice
+//! a frame: the visibility sync runs every frame in `PostUpdate` either way.
 
 use std::collections::BTreeSet;
 
 use bevy_aoi::prelude::*;
-use bevy_app::{App, PluginGroup, PostUpdate};
+use bevy_app::{App, FixedPostUpdate, PluginGroup, PostUpdate};
 use bevy_ecs::prelude::*;
 use bevy_replicon::{
     prelude::*, server::visibility::client_visibility::ClientVisibility, shared::server_entity_map::ServerEntityMap,
     test_app::ServerTestAppExt,
 };
 use bevy_state::app::StatesPlugin;
-use bevy_time::TimePlugin;
+use bevy_time::{Fixed, Time, TimePlugin, TimeUpdateStrategy};
 
 const SIDE: f32 = 600.0;
 const RADIUS: f32 = 100.0;
@@ -48,15 +50,39 @@ impl Rng {
     }
 }
 
-fn app(server: bool) -> App {
+/// Where the server runs the AOI: every frame in `PostUpdate` (the default), or in
+/// `FixedPostUpdate` with the fixed loop running every other frame or twice a frame.
+#[derive(Clone, Copy, Debug)]
+enum Aoi {
+    PostUpdate,
+    FixedEveryOtherFrame,
+    FixedTwicePerFrame,
+}
+
+/// A client app (`None`), or a server app running the AOI as `aoi` says.
+fn app(aoi: Option<Aoi>) -> App {
     let mut app = App::new();
     app.add_plugins((
         TimePlugin,
         StatesPlugin,
         RepliconPlugins.set(ServerPlugin::new(PostUpdate)),
     ));
-    if server {
-        app.add_plugins((AoiPlugin::default(), AoiReplicationPlugin))
+    if let Some(aoi) = aoi {
+        let plugin = match aoi {
+            Aoi::PostUpdate => AoiPlugin::default(),
+            Aoi::FixedEveryOtherFrame | Aoi::FixedTwicePerFrame => AoiPlugin::new(FixedPostUpdate),
+        };
+        let step = app.world().resource::<Time<Fixed>>().timestep();
+        match aoi {
+            Aoi::PostUpdate => {}
+            Aoi::FixedEveryOtherFrame => {
+                app.insert_resource(TimeUpdateStrategy::ManualDuration(step / 2));
+            }
+            Aoi::FixedTwicePerFrame => {
+                app.insert_resource(TimeUpdateStrategy::FixedTimesteps(2));
+            }
+        }
+        app.add_plugins((plugin, AoiReplicationPlugin))
             .init_resource::<LateDespawns>()
             .add_systems(
                 PostUpdate,
@@ -116,9 +142,9 @@ struct World3 {
 }
 
 impl World3 {
-    fn new() -> Self {
-        let mut server = app(true);
-        let mut clients = [app(false), app(false)];
+    fn new(aoi: Aoi) -> Self {
+        let mut server = app(Some(aoi));
+        let mut clients = [app(None), app(None)];
         for client in &mut clients {
             server.connect_client(client);
         }
@@ -174,7 +200,14 @@ impl World3 {
 
 #[test]
 fn each_client_is_sent_exactly_what_its_observers_see() {
-    let mut w = World3::new();
+    for aoi in [Aoi::PostUpdate, Aoi::FixedEveryOtherFrame, Aoi::FixedTwicePerFrame] {
+        run(aoi);
+    }
+}
+
+/// 300 ticks of players and targets moving, linking and despawning, checked after every exchange.
+fn run(aoi: Aoi) {
+    let mut w = World3::new(aoi);
     let [a, b] = w.client_entities;
     let mut rng = Rng(0x5EED_0A01);
     let world = w.server.world_mut();
@@ -261,12 +294,12 @@ fn each_client_is_sent_exactly_what_its_observers_see() {
     }
     for i in 0..2 {
         println!(
-            "client {i}: {} replicated and {} hidden over 300 checks",
+            "{aoi:?}: client {i}: {} replicated and {} hidden over 300 checks",
             w.had[i], w.hidden[i]
         );
         assert!(
             w.had[i] > 300 * 3 && w.hidden[i] > 300 * 100,
-            "client {i} should both receive entities and have most hidden (had {}, hidden {})",
+            "{aoi:?}: client {i} should both receive entities and have most hidden (had {}, hidden {})",
             w.had[i],
             w.hidden[i]
         );
@@ -275,8 +308,8 @@ fn each_client_is_sent_exactly_what_its_observers_see() {
 
 #[test]
 fn a_client_that_connects_late_gets_only_what_it_sees() {
-    let mut server = app(true);
-    let mut early = app(false);
+    let mut server = app(Some(Aoi::PostUpdate));
+    let mut early = app(None);
     server.connect_client(&mut early);
     let early_entity = **early.world().resource::<bevy_replicon::test_app::TestClientEntity>();
     let world = server.world_mut();
@@ -290,7 +323,7 @@ fn a_client_that_connects_late_gets_only_what_it_sees() {
     let far = world.spawn((Replicated, Position::new(500.0, 0.0))).id();
     server.update();
 
-    let mut late = app(false);
+    let mut late = app(None);
     server.connect_client(&mut late);
     let late_entity = **late.world().resource::<bevy_replicon::test_app::TestClientEntity>();
     let player = server
