@@ -202,11 +202,7 @@ impl Grid {
         let mut lo = [0.0; 3];
         let mut hi = [0.0; 3];
         for i in 0..self.dims {
-            // The distance test can accept a point up to ~3 ulps of `r` beyond `r` on one axis,
-            // and the two subtractions below round by up to an ulp of `|p| + r` each: 1e-6 of
-            // `|p| + r` is more than three times what is needed.
-            let r = reach[i];
-            let m = (p[i].abs() + r) * 1.0e-6 + f32::MIN_POSITIVE;
+            let (r, m) = (reach[i], margin(p[i], reach[i]));
             lo[i] = p[i] - r - m;
             hi[i] = p[i] + r + m;
         }
@@ -218,15 +214,24 @@ impl Grid {
 
     /// The window of every point inside cell `key`, widened by `r` (used to scan once for all
     /// observers of one cell).
+    /// The union of [`Self::window`] around the cell's low and high corners, computed from
+    /// those two corners' keys only (the window logic is monotone).
     pub fn cell_window(&self, key: CellKey, r: f32) -> Window {
+        let instance = key[3] as u32;
+        if r * r == f32::INFINITY {
+            return Window::whole(instance);
+        }
         let mut lo = [0.0; 3];
         let mut hi = [0.0; 3];
         for i in 0..self.dims {
-            lo[i] = key[i] as f32 * self.side;
-            hi[i] = (key[i] as f32 + 1.0) * self.side;
+            let (a, b) = (key[i] as f32 * self.side, (key[i] as f32 + 1.0) * self.side);
+            lo[i] = a - r - margin(a, r);
+            hi[i] = b + r + margin(b, r);
         }
-        let instance = key[3] as u32;
-        self.window(lo, r, instance).union(&self.window(hi, r, instance))
+        Window {
+            lo: self.key(lo, instance),
+            hi: self.key(hi, instance),
+        }
     }
 
     /// Pushes the ids of the occupied cells in `w` into `out`, in a deterministic order. When the
@@ -372,6 +377,15 @@ impl Member {
     pub fn is_clean_observer(&self) -> bool {
         self.r2 >= 0.0 && !self.stepping
     }
+}
+
+/// How far beyond `r` around coordinate `c` a window must reach so that every point the distance
+/// test accepts is inside: the test can accept a point up to ~3 ulps of `r` beyond `r` on one
+/// axis, and the two subtractions that build a window round by up to an ulp of `|c| + r` each;
+/// 1e-6 of `|c| + r` is more than three times that.
+#[inline(always)]
+fn margin(c: f32, r: f32) -> f32 {
+    (c.abs() + r) * 1.0e-6 + f32::MIN_POSITIVE
 }
 
 /// `x.floor() as i32` (saturating, NaN to 0), without the call to `floorf` that `f32::floor`
