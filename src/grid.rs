@@ -428,6 +428,31 @@ mod tests {
     }
 
     #[test]
+    fn a_cell_window_is_the_union_of_the_windows_around_its_corners() {
+        for (side, dims) in [(10.0, 2), (0.37, 3), (1.0e4, 2)] {
+            let grid = Grid::new(side, dims, None);
+            for (key, r) in [
+                ([0, 0, 0, 0], 5.0),
+                ([-3, 7, 0, 2], 0.0),
+                ([123_456, -98_765, 0, 0], 33.3),
+                ([5, -5, if dims == 3 { 9 } else { 0 }, 1], 1.0e6),
+                ([1, 1, 0, 0], 1.0e30),
+            ] {
+                let instance = key[3] as u32;
+                let corner = |d: f32| core::array::from_fn(|i| if i < dims { (key[i] as f32 + d) * side } else { 0.0 });
+                let union = grid
+                    .window(corner(0.0), r, instance)
+                    .union(&grid.window(corner(1.0), r, instance));
+                assert_eq!(
+                    grid.cell_window(key, r),
+                    union,
+                    "the window of cell {key:?} widened by {r} should be the union of its corners' windows"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn window_covers_every_point_the_distance_test_accepts() {
         let grid = Grid::new(10.0, 2, None);
         let p = [0.1, -19.95, 0.0];
