@@ -143,7 +143,7 @@ impl ViewRange {
 /// app.add_plugins(AoiPlugin::default());
 /// let w = app.world_mut();
 /// let screen = w.spawn((Position::new(0.0, 0.0), ViewRect::new(16.0, 9.0))).id();
-/// let on_screen = w.spawn(Position::new(15.0, -9.0)).id(); // a corner: inside
+/// let on_screen = w.spawn(Position::new(15.0, -9.0)).id(); // on the bottom edge: inside
 /// w.spawn(Position::new(0.0, 10.0)); // within 16 of the centre, but above the screen
 /// app.update();
 /// let set = app.world().get::<InterestSet>(screen).unwrap();

@@ -38,8 +38,8 @@ pub(crate) struct Member {
     /// The layers it sees (as an observer).
     pub sees: u32,
     /// Its view is a rectangle: `r2` is the disc around it, a prefilter; the exact test needs the
-    /// half extents from its slot ([`observer_of`](crate::slot::observer_of)). Kept in the padding: members stay 56
-    /// bytes (64 measured 3–9% slower on uniform 10k).
+    /// half extents from its slot ([`observer_of`](crate::slot::observer_of)). Kept in the
+    /// padding: members stay 56 bytes (64 measured 3–9% slower on uniform 10k).
     pub rect: bool,
     /// The entity, so a scan can write `InterestSet`s without looking slots up.
     pub entity: Entity,
@@ -213,9 +213,8 @@ impl Grid {
     }
 
     /// The window of every point inside cell `key`, widened by `r` (used to scan once for all
-    /// observers of one cell).
-    /// The union of [`Self::window`] around the cell's low and high corners, computed from
-    /// those two corners' keys only (the window logic is monotone).
+    /// observers of one cell): the union of [`Self::window`] around the cell's low and high
+    /// corners, computed from those two corners' keys only (the window logic is monotone).
     pub fn cell_window(&self, key: CellKey, r: f32) -> Window {
         let instance = key[3] as u32;
         if r * r == f32::INFINITY {
