@@ -1,5 +1,5 @@
-//! Build-time configuration of [`AoiPlugin`](crate::AoiPlugin): which axes are used, how large the
-//! grid cells are, and optional world bounds.
+//! Build-time configuration of [`AoiPlugin`](crate::AoiPlugin): which axes are used, which index
+//! finds neighbours, how large the grid cells are, and optional world bounds.
 
 /// Which axes of [`Position`](crate::Position) the grid and the distance use.
 ///
@@ -34,6 +34,27 @@ impl Plane {
             Plane::XYZ => 3,
         }
     }
+}
+
+/// How the index finds the entities near a view. Both give the same results, messages in the
+/// same kind of deterministic order, and support every rule and view shape; they differ in cost
+/// (the README's "Which index" table has measured ratios).
+///
+/// Chosen once, on the plugin.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum IndexKind {
+    /// The sparse tower grid: entities bucketed into square (cubic in 3D) cells of
+    /// [`CellSize`]; a view scans the cells it overlaps. The right choice for almost every game.
+    #[default]
+    Grid,
+    /// The seeds' cross-linked list: the entities of each instance kept sorted along the plane's
+    /// first axis (`x`), re-sorted by insertion as they move (work follows the moves); a view
+    /// scans the slab of entities whose `x` is within its reach, found by binary search, and
+    /// tests the other axes exactly. It pays where views are few and spread out along `x`
+    /// (huge sparse maps); in crowds and on square maps the slab holds many more entities than
+    /// the grid's cells, and it loses. [`CellSize`] then only sets the step limit between the
+    /// flip scan and a full recompute (an eighth of the side).
+    SortedAxes,
 }
 
 /// The side of a grid cell ("tower").

@@ -1,12 +1,18 @@
 //! The sparse tower grid: only occupied cells exist, each holding its members' positions inline
 //! so a scan streams through memory instead of chasing entity ids.
+//!
+//! The sorted-axes index ([`IndexKind::SortedAxes`]) is the same structure with one cell per
+//! instance whose members are kept sorted along the first axis ([`axes`]): every cell-level step
+//! of the pair engine is shared, and scans narrow each cell to the slab within reach.
 
 use std::collections::HashMap;
 
 use ahash::RandomState;
 use bevy_ecs::entity::Entity;
 
-use crate::config::AoiBounds;
+use crate::config::{AoiBounds, IndexKind};
+
+mod axes;
 
 /// Integer coordinates of a cell, then its map instance (as `i32` bits). The third coordinate is
 /// always 0 in 2D planes. Instances never share a cell, so each has its own index.
@@ -60,7 +66,24 @@ pub(crate) struct Cell {
     /// The occupied cells adjacent to this one (up to 8 in 2D, 26 in 3D), kept as cells come
     /// and go, so windows of one cell around it need no hash lookups.
     pub near: Vec<u32>,
+    /// Sorted-axes index only: what this tick did to the order of `members` until
+    /// [`Grid::restore_order`] runs.
+    disorder: Disorder,
 }
+
+/// What a tick did to the order of a sorted cell's members ([`IndexKind::SortedAxes`]).
+#[derive(Debug, Default, Clone, Copy)]
+struct Disorder {
+    /// The cell is listed in [`Grid::unsorted`].
+    listed: bool,
+    /// Members appended out of order.
+    inserted: u32,
+    /// Removed members still in place, with [`TOMBSTONE`] as their slot.
+    tombstones: u32,
+}
+
+/// The slot of a removed member of a sorted cell until the cell is compacted.
+const TOMBSTONE: u32 = u32::MAX;
 
 /// Cell ranges on each axis, inclusive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,10 +138,13 @@ pub(crate) struct Grid {
     map: HashMap<CellKey, u32, RandomState>,
     pub cells: Vec<Cell>,
     free: Vec<u32>,
+    kind: IndexKind,
+    /// Sorted-axes index only: cells whose member order this tick disturbed.
+    unsorted: Vec<u32>,
 }
 
 impl Grid {
-    pub fn new(side: f32, dims: usize, bounds: Option<AoiBounds>) -> Self {
+    pub fn new(side: f32, dims: usize, bounds: Option<AoiBounds>, kind: IndexKind) -> Self {
         let mut grid = Self {
             side,
             inv: 1.0 / side,
@@ -127,6 +153,8 @@ impl Grid {
             map: HashMap::with_hasher(RandomState::with_seeds(1, 2, 3, 4)),
             cells: Vec::new(),
             free: Vec::new(),
+            kind,
+            unsorted: Vec::new(),
         };
         grid.clamp = bounds.map(|b| Window {
             lo: grid.raw_key(b.min, 0),
@@ -135,8 +163,14 @@ impl Grid {
         grid
     }
 
+    /// The side of a cell; for the sorted-axes index, only the base of the step limit.
     pub fn side(&self) -> f32 {
         self.side
+    }
+
+    /// Which index this grid is.
+    pub fn kind(&self) -> IndexKind {
+        self.kind
     }
 
     /// Heap bytes the grid holds (capacities, not lengths; hash tables approximately).
@@ -150,6 +184,7 @@ impl Grid {
             + self.cells.capacity() * size_of::<Cell>()
             + self.map.capacity() * (size_of::<(CellKey, u32)>() + 1)
             + self.free.capacity() * size_of::<u32>()
+            + self.unsorted.capacity() * size_of::<u32>()
     }
 
     /// Number of occupied cells.
@@ -175,6 +210,9 @@ impl Grid {
     /// The cell of a projected point in an instance, clamped into the bounds if there are any.
     #[inline]
     pub fn key(&self, p: [f32; 3], instance: u32) -> CellKey {
+        if self.kind == IndexKind::SortedAxes {
+            return [0, 0, 0, instance as i32];
+        }
         let k = self.raw_key(p, instance);
         match &self.clamp {
             None => k,
@@ -277,25 +315,40 @@ impl Grid {
         let cell = &mut self.cells[c as usize];
         cell.clean_observers += u32::from(member.is_clean_observer());
         cell.members.push(member);
-        (c, (cell.members.len() - 1) as u32)
+        let idx = (cell.members.len() - 1) as u32;
+        if self.kind == IndexKind::SortedAxes {
+            self.disturb(c, |d| d.inserted += 1);
+        }
+        (c, idx)
     }
 
     /// Removes the member at `(c, idx)`, freeing the cell when it empties. Returns the slot of the
-    /// member moved into `idx`, whose location the caller must update.
+    /// member moved into `idx`, whose location the caller must update. (A sorted cell keeps the
+    /// member as a tombstone until [`Self::restore_order`] compacts it, and moves nobody now.)
     pub fn remove(&mut self, c: u32, idx: u32) -> Option<u32> {
+        if self.kind == IndexKind::SortedAxes {
+            self.bury(c, idx);
+            return None;
+        }
         let cell = &mut self.cells[c as usize];
         let gone = cell.members.swap_remove(idx as usize);
         cell.clean_observers -= u32::from(gone.is_clean_observer());
         let moved = cell.members.get(idx as usize).map(|m| m.slot);
         if cell.members.is_empty() {
-            // Free the buffer: a reused cell should not inherit another place's crowd.
-            cell.members = Vec::new();
-            let key = cell.key;
-            self.map.remove(&key);
-            self.unlink_neighbours(c);
-            self.free.push(c);
+            self.free_cell(c);
         }
         moved
+    }
+
+    /// Frees the emptied cell `c`.
+    fn free_cell(&mut self, c: u32) {
+        let cell = &mut self.cells[c as usize];
+        // Free the buffer: a reused cell should not inherit another place's crowd.
+        cell.members = Vec::new();
+        let key = cell.key;
+        self.map.remove(&key);
+        self.unlink_neighbours(c);
+        self.free.push(c);
     }
 
     /// The keys of the cells adjacent to `key` (skipping those past the `i32` range).
@@ -358,14 +411,18 @@ impl Grid {
         }
     }
 
-    /// Edits the member at `(c, idx)`, keeping the cell's count of clean observers right.
+    /// Edits the member at `(c, idx)`, keeping the cell's count of clean observers right (and, in
+    /// a sorted cell, noting a move for [`Self::restore_order`]).
     pub fn edit_member(&mut self, c: u32, idx: u32, edit: impl FnOnce(&mut Member)) {
         let cell = &mut self.cells[c as usize];
         let m = &mut cell.members[idx as usize];
-        let was = m.is_clean_observer();
+        let (was, x) = (m.is_clean_observer(), m.p[0]);
         edit(m);
-        let is = m.is_clean_observer();
+        let (is, moved) = (m.is_clean_observer(), m.p[0].to_bits() != x.to_bits());
         cell.clean_observers = cell.clean_observers + u32::from(is) - u32::from(was);
+        if moved && self.kind == IndexKind::SortedAxes {
+            self.disturb(c, |_| ());
+        }
     }
 }
 
@@ -429,7 +486,7 @@ mod tests {
     #[test]
     fn a_cell_window_is_the_union_of_the_windows_around_its_corners() {
         for (side, dims) in [(10.0, 2), (0.37, 3), (1.0e4, 2)] {
-            let grid = Grid::new(side, dims, None);
+            let grid = Grid::new(side, dims, None, IndexKind::Grid);
             for (key, r) in [
                 ([0, 0, 0, 0], 5.0),
                 ([-3, 7, 0, 2], 0.0),
@@ -453,7 +510,7 @@ mod tests {
 
     #[test]
     fn window_covers_every_point_the_distance_test_accepts() {
-        let grid = Grid::new(10.0, 2, None);
+        let grid = Grid::new(10.0, 2, None, IndexKind::Grid);
         let p = [0.1, -19.95, 0.0];
         let r = 10.0;
         let w = grid.window(p, r, 0);
@@ -472,7 +529,7 @@ mod tests {
 
     #[test]
     fn cells_are_freed_when_empty_and_huge_windows_walk_only_occupied_cells() {
-        let mut grid = Grid::new(1.0, 2, None);
+        let mut grid = Grid::new(1.0, 2, None, IndexKind::Grid);
         let m = |slot| member(slot, 1.0);
         let (c0, i0) = grid.insert([0, 0, 0, 0], m(0));
         let (c1, _) = grid.insert([1_000_000, 5, 0, 0], m(1));
@@ -495,7 +552,7 @@ mod tests {
     #[test]
     fn window_covers_accepted_points_far_from_the_origin() {
         // At 1e6 the f32 spacing is 0.0625: walk points around the view boundary ulp by ulp.
-        let grid = Grid::new(106.25, 2, None);
+        let grid = Grid::new(106.25, 2, None, IndexKind::Grid);
         for &(px, py) in &[(1.0e6_f32, -3.0e5_f32), (-7.5e5, 999_999.9), (0.3, 2.0e6)] {
             let p = [px, py, 0.0];
             let r = 100.0;
@@ -518,7 +575,7 @@ mod tests {
 
     #[test]
     fn neighbour_lists_follow_cells_and_answer_adjacent_windows() {
-        let mut grid = Grid::new(10.0, 2, None);
+        let mut grid = Grid::new(10.0, 2, None, IndexKind::Grid);
         let m = |slot| member(slot, -1.0);
         let (a, ia) = grid.insert([0, 0, 0, 0], m(0));
         let (b, _) = grid.insert([1, 1, 0, 0], m(1));
@@ -586,7 +643,7 @@ mod tests {
 
     #[test]
     fn bounds_clamp_keys_into_border_cells() {
-        let grid = Grid::new(10.0, 2, Some(AoiBounds::new_2d((0.0, 0.0), (100.0, 100.0))));
+        let grid = Grid::new(10.0, 2, Some(AoiBounds::new_2d((0.0, 0.0), (100.0, 100.0))), IndexKind::Grid);
         assert_eq!(
             grid.key([-50.0, 150.0, 0.0], 7),
             [0, 10, 0, 7],

@@ -9,10 +9,10 @@ mod renumber;
 
 use crate::{
     components::Position,
-    config::{AoiBounds, CellSize, MAX_CELL_SIZE, MIN_CELL_SIZE, Plane},
+    config::{AoiBounds, CellSize, IndexKind, MAX_CELL_SIZE, MIN_CELL_SIZE, Plane},
     grid::{CellKey, Grid, Member, NO_CELL, dist2},
     slot::{Change, STEP_SLACK, Sight, Slot, bad_input, observer_of},
-    visibility::{Rules, always_in, observer_region, rect_r2, scan_layers, sees},
+    visibility::{Rules, always_in, observer_region, observer_slab, rect_r2, scan_layers, sees},
     wide::{WideObservers, threshold},
 };
 
@@ -58,7 +58,7 @@ pub(crate) struct AoiIndex {
 }
 
 impl AoiIndex {
-    pub fn new(plane: Plane, cell_size: CellSize, bounds: Option<AoiBounds>) -> Self {
+    pub fn new(plane: Plane, kind: IndexKind, cell_size: CellSize, bounds: Option<AoiBounds>) -> Self {
         let (side, chosen) = match cell_size {
             CellSize::Fixed(s) => (s, true),
             CellSize::Auto => (1.0, false),
@@ -68,7 +68,7 @@ impl AoiIndex {
             bounds,
             cell_size,
             side_chosen: chosen,
-            grid: Grid::new(side, plane.dims(), bounds),
+            grid: Grid::new(side, plane.dims(), bounds, kind),
             slots: Vec::new(),
             entities: Vec::new(),
             free_slots: Vec::new(),
@@ -103,7 +103,8 @@ impl AoiIndex {
         for &c in cells.iter() {
             let cell = &self.grid.cells[c as usize];
             let instance = cell.key[3] as u32;
-            let found = cell.members.iter().filter(|m| m.slot != s && m.r2 >= 0.0);
+            let near = observer_slab(&self.grid, c, &t, self.ordinary_reach()).unwrap_or(0..0);
+            let found = cell.members[near].iter().filter(|m| m.slot != s && m.r2 >= 0.0);
             out.extend(
                 found
                     .filter(|m| sees(&observer_of(m, instance, &self.slots), &t))
@@ -241,8 +242,16 @@ impl AoiIndex {
         self.classify_steps(flip_scan_min_seen);
         if let Some(side) = self.wanted_side() {
             self.rebuild(side);
-            return;
+        } else {
+            self.move_changed();
         }
+        let slots = &mut self.slots;
+        // Members that changed places in a sorted cell count like cell changes in the grid.
+        self.relinks += self.grid.restore_order(|s, idx| slots[s as usize].member_index = idx);
+    }
+
+    /// Moves this tick's changed slots in the grid (or edits their members in place).
+    fn move_changed(&mut self) {
         for i in 0..self.changes.len() {
             let s = self.changes[i].slot;
             let slot = &self.slots[s as usize];
@@ -398,7 +407,7 @@ impl AoiIndex {
     /// Re-buckets every indexed slot into a grid with a new side.
     fn rebuild(&mut self, side: f32) {
         log::debug!("bevy_aoi: cell side {} -> {side}", self.grid.side());
-        self.grid = Grid::new(side, self.plane.dims(), self.bounds);
+        self.grid = Grid::new(side, self.plane.dims(), self.bounds, self.grid.kind());
         for s in 0..self.slots.len() as u32 {
             self.slots[s as usize].cell = NO_CELL;
             let slot = &self.slots[s as usize];

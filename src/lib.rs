@@ -23,7 +23,7 @@ mod watch;
 mod wide;
 
 pub use components::{InterestSet, Position, ViewRange, ViewRect};
-pub use config::{AoiBounds, CellSize, Plane};
+pub use config::{AoiBounds, CellSize, IndexKind, Plane};
 pub use explain::{AoiWorldExt, ViewExplanation};
 pub use messages::{EnterView, LeaveView};
 pub use plugin::{AoiPlugin, AoiSystems};
@@ -40,7 +40,7 @@ pub mod prelude {
     pub use crate::AoiTransformSync;
     pub use crate::{
         AoiBounds, AoiInstance, AoiLayers, AoiPlugin, AoiSettings, AoiStats, AoiSystems, AoiVisibility, AoiWorldExt,
-        CellSize, EnterView, InterestSet, LeaveView, Plane, Position, ViewExplanation, ViewRange, ViewRect, Watched,
+        CellSize, EnterView, IndexKind, InterestSet, LeaveView, Plane, Position, ViewExplanation, ViewRange, ViewRect, Watched,
         WatchedRule, Watchers,
     };
     #[cfg(feature = "replicon")]

@@ -9,7 +9,7 @@ use bevy_ecs::{
 
 use crate::{
     components::PendingRemovals,
-    config::{AoiBounds, CellSize, Plane, validate},
+    config::{AoiBounds, CellSize, IndexKind, Plane, validate},
     index::AoiIndex,
     interest::PairEngine,
     messages::{EnterView, LeaveView},
@@ -72,6 +72,8 @@ pub struct AoiPlugin {
     /// The schedule the AOI runs in. Default `PostUpdate` (always runs); use `FixedPostUpdate`
     /// when the game drives fixed time (without `bevy_time`, `Fixed*` schedules never run).
     pub schedule: Interned<dyn ScheduleLabel>,
+    /// How neighbours are found. Default [`IndexKind::Grid`].
+    pub index: IndexKind,
     /// Grid cell side. Default [`CellSize::Auto`].
     pub cell_size: CellSize,
     /// Which axes are used. Default [`Plane::XY`].
@@ -97,6 +99,7 @@ impl AoiPlugin {
     pub fn new(schedule: impl ScheduleLabel) -> Self {
         Self {
             schedule: schedule.intern(),
+            index: IndexKind::Grid,
             cell_size: CellSize::Auto,
             plane: Plane::XY,
             bounds: None,
@@ -132,7 +135,7 @@ impl Plugin for AoiPlugin {
             .init_resource::<PendingRemovals>()
             .init_resource::<PendingWatchers>()
             .insert_resource(AoiPairEngine(PairEngine::new(self.watched.map(WatchTracker::new))))
-            .insert_resource(AoiIndex::new(self.plane, self.cell_size, self.bounds));
+            .insert_resource(AoiIndex::new(self.plane, self.index, self.cell_size, self.bounds));
         for schedule in [self.schedule, PostStartup.intern()] {
             app.configure_sets(
                 schedule,

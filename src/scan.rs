@@ -6,6 +6,7 @@
 //! - [`target`]: one changed target against the observers that did not change (and, for a
 //!   *jumped* target, against the stepping observers too).
 
+use core::ops::Range;
 use std::collections::BTreeMap;
 
 use bevy_ecs::entity::Entity;
@@ -16,7 +17,7 @@ use crate::{
     index::AoiIndex,
     rules::AoiVisibility,
     slot::{Change, Slot, observer_of},
-    visibility::{ObserverState, in_rect, observer_region, sees},
+    visibility::{ObserverState, TargetState, in_rect, observer_region, observer_slab, sees},
 };
 
 /// In a buffer of enters, `(o, WHOLE_LIST)` stands for every entry of `o`'s list after the
@@ -178,19 +179,20 @@ fn prefetch<T>(data: &[T]) {
     let _ = data;
 }
 
-/// Calls `hit` with every member of `cells` inside observer `me`'s
-/// [scan window](Slot::scan_window) for which `test` holds. The test is run branch-free over 64
+/// Calls `hit` with every member of `cells` within observer `me`'s
+/// [scan extent](Slot::scan_extent) (the cells of that window; in a sorted cell, its
+/// [slab](Grid::slab)) for which `test` holds. The test is run branch-free over 64
 /// members at a time, then only the hits are visited.
 #[inline(always)]
 fn scan_members(view: View, me: &Slot, cells: &[u32], test: impl Fn(&Member) -> bool, mut hit: impl FnMut(&Member)) {
     let grid = view.grid;
-    let mine = me.scan_window(grid, view.step_reach);
+    let extent = me.scan_extent(view.step_reach);
+    let mine = grid.window_axes(me.p, extent, me.rules.instance);
     for &c in cells {
-        let cell = &grid.cells[c as usize];
-        if !mine.contains(cell.key) {
+        if !mine.contains(grid.cells[c as usize].key) {
             continue;
         }
-        for chunk in cell.members.chunks(64) {
+        for chunk in grid.span(c, me.p[0], extent[0]).chunks(64) {
             let mut mask = 0u64;
             for (j, m) in chunk.iter().enumerate() {
                 mask |= u64::from(test(m)) << j;
@@ -339,6 +341,15 @@ fn target_cells(grid: &Grid, me: &Slot, ch: &Change, reach: f32, out: &mut Vec<u
     }
 }
 
+/// The parts of cell `c` where observers of a changed target may be (its
+/// [`observer_slab`]s now and at the start of the tick), each member in at most one of them.
+fn target_slabs(grid: &Grid, c: u32, now: &TargetState, before: &TargetState, reach: f32) -> [Range<usize>; 2] {
+    match (observer_slab(grid, c, now, reach), observer_slab(grid, c, before, reach)) {
+        (Some(a), Some(b)) if a.start <= b.end && b.start <= a.end => [a.start.min(b.start)..a.end.max(b.end), 0..0],
+        (a, b) => [a.unwrap_or(0..0), b.unwrap_or(0..0)],
+    }
+}
+
 /// Finds the observers whose view of one changed target flips, among those whose pairs with it
 /// no other scan decides: the clean observers (the wide ones from their list, the others in the
 /// cells around the target within the ordinary `reach`), and for a jumped target the stepping
@@ -379,8 +390,9 @@ pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clea
     for &c in &cells {
         let cell = &view.grid.cells[c as usize];
         let instance = cell.key[3] as u32;
+        let slabs = target_slabs(view.grid, c, &now, &before, reach);
         if me.jumped {
-            for m in cell.members.iter().filter(|m| m.r2 >= 0.0) {
+            for m in slabs.into_iter().flat_map(|r| &cell.members[r]).filter(|m| m.r2 >= 0.0) {
                 let end = observer_of(m, instance, view.slots);
                 judge(m.slot, ObserverState { p: m.start_p, ..end }, end);
             }
@@ -390,7 +402,7 @@ pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clea
             // rectangular view the distances test the disc around it: being in that disc at
             // either end makes it a candidate, judged exactly.
             let (p_now, p_before, member) = (now.p, before.p, now.rules.member);
-            for chunk in cell.members.chunks(64) {
+            for chunk in slabs.into_iter().flat_map(|r| cell.members[r].chunks(64)) {
                 let mut mask = 0u64;
                 for (j, m) in chunk.iter().enumerate() {
                     let candidate = m.is_clean_observer() & ((m.sees & member) != 0);

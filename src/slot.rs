@@ -5,7 +5,7 @@ use bevy_ecs::entity::Entity;
 
 use crate::{
     config::AoiBounds,
-    grid::{Grid, Member, NO_CELL, Window, dist2},
+    grid::{Member, NO_CELL, dist2},
     visibility::{ObserverState, Rules, TargetState},
 };
 
@@ -131,20 +131,22 @@ impl Slot {
         }
     }
 
-    /// The cells its own scan must look at: within [`Self::scan_reach`] of it, or for a
-    /// rectangular view within its half extents on each axis (plus the same steps and slack when
-    /// stepping), which is tighter than the disc around the rectangle.
+    /// How far from it its own scan must look on each axis: [`Self::scan_reach`] on every axis
+    /// for a radius (`+∞` when its square overflows: the whole instance), or for a rectangular
+    /// view its half extents (plus the same steps and slack when stepping), which is tighter than
+    /// the disc around the rectangle.
     #[inline]
-    pub fn scan_window(&self, grid: &Grid, step_reach: f32) -> Window {
-        let instance = self.rules.instance;
+    pub fn scan_extent(&self, step_reach: f32) -> [f32; 3] {
         match self.rect {
-            None => grid.window(self.p, self.scan_reach(step_reach), instance),
+            None => {
+                let r = self.scan_reach(step_reach);
+                if r * r == f32::INFINITY { [f32::INFINITY; 3] } else { [r; 3] }
+            }
             Some([hw, hh]) if self.stepping => {
                 let extra = dist2(self.start_p, self.p).sqrt() + step_reach;
-                let reach = [(hw + extra) * STEP_SLACK, (hh + extra) * STEP_SLACK, 0.0];
-                grid.window_axes(self.p, reach, instance)
+                [(hw + extra) * STEP_SLACK, (hh + extra) * STEP_SLACK, 0.0]
             }
-            Some([hw, hh]) => grid.window_axes(self.p, [hw, hh, 0.0], instance),
+            Some([hw, hh]) => [hw, hh, 0.0],
         }
     }
 }

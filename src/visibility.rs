@@ -10,6 +10,8 @@
 //! appended from their instance's list. [`observer_region`] says where the observers that may see
 //! a target are.
 
+use core::ops::Range;
+
 use crate::{
     grid::{Grid, Window, dist2},
     rules::AoiVisibility,
@@ -53,6 +55,22 @@ pub(crate) fn observer_region(grid: &Grid, t: &TargetState, reach: f32) -> Optio
         AoiVisibility::Hidden => None,
         AoiVisibility::Always => Some(Window::whole(t.rules.instance)),
         AoiVisibility::Normal => Some(grid.window(t.p, reach, t.rules.instance)),
+    }
+}
+
+/// In cell `c`, the members that may be observers of `t` with views of at most `reach`: the
+/// cell's part of [`observer_region`] (for the sorted-axes index, the first-axis
+/// [slab](Grid::slab) around `t`; for the grid, the whole cell), or `None` when the cell is not
+/// in that region's instance or the region is empty.
+pub(crate) fn observer_slab(grid: &Grid, c: u32, t: &TargetState, reach: f32) -> Option<Range<usize>> {
+    if !t.in_grid || t.rules.instance != grid.cells[c as usize].key[3] as u32 {
+        return None;
+    }
+    match t.rules.mode {
+        AoiVisibility::Hidden => None,
+        AoiVisibility::Always => Some(grid.slab(c, t.p[0], f32::INFINITY)),
+        AoiVisibility::Normal if reach * reach == f32::INFINITY => Some(grid.slab(c, t.p[0], f32::INFINITY)),
+        AoiVisibility::Normal => Some(grid.slab(c, t.p[0], reach)),
     }
 }
 

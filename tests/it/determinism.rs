@@ -3,13 +3,16 @@
 use bevy_aoi::prelude::*;
 use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
 
-use crate::harness::{Checked, Pairs, Scenario, SetsInOrder, drift};
+use crate::harness::{Checked, INDEXES, Pairs, Scenario, SetsInOrder, drift};
 
 /// The messages and the sets' iteration order of every update (`flip_scan_min_seen` 0: every
 /// stepping observer takes the flip scan).
-fn record(parallel: bool, flip_scan_min_seen: usize) -> (Vec<(Pairs, Pairs)>, Vec<SetsInOrder>) {
+fn record(index: IndexKind, parallel: bool, flip_scan_min_seen: usize) -> (Vec<(Pairs, Pairs)>, Vec<SetsInOrder>) {
     ComputeTaskPool::get_or_init(|| TaskPoolBuilder::new().num_threads(4).build());
-    let mut app = Checked::new(AoiPlugin::default());
+    let mut app = Checked::new(AoiPlugin {
+        index,
+        ..Default::default()
+    });
     app.world().insert_resource(AoiSettings {
         parallel,
         min_parallel_changes: 0,
@@ -32,14 +35,16 @@ fn record(parallel: bool, flip_scan_min_seen: usize) -> (Vec<(Pairs, Pairs)>, Ve
 
 #[test]
 fn message_order_is_identical_with_and_without_threads() {
-    for flip_scan_min_seen in [0, usize::MAX] {
-        message_order_is_identical_with(flip_scan_min_seen);
+    for index in INDEXES {
+        for flip_scan_min_seen in [0, usize::MAX] {
+            message_order_is_identical_with(index, flip_scan_min_seen);
+        }
     }
 }
 
-fn message_order_is_identical_with(flip_scan_min_seen: usize) {
-    let single = record(false, flip_scan_min_seen);
-    let multi = record(true, flip_scan_min_seen);
+fn message_order_is_identical_with(index: IndexKind, flip_scan_min_seen: usize) {
+    let single = record(index, false, flip_scan_min_seen);
+    let multi = record(index, true, flip_scan_min_seen);
     assert!(
         single.0.iter().map(|(e, l)| e.len() + l.len()).sum::<usize>() > 1000,
         "the run should produce many messages"
@@ -49,7 +54,7 @@ fn message_order_is_identical_with(flip_scan_min_seen: usize) {
         "parallel and single-threaded runs should write the same messages in the same order"
     );
     assert_eq!(
-        record(true, flip_scan_min_seen),
+        record(index, true, flip_scan_min_seen),
         multi,
         "two parallel runs should write the same sequence"
     );

@@ -5,12 +5,15 @@ use bevy_aoi::prelude::*;
 use bevy_app::App;
 use bevy_ecs::prelude::*;
 
-use crate::harness::{Checked, Scenario};
+use crate::harness::{Checked, INDEXES, Scenario};
 
 #[test]
 fn explanations_agree_with_the_sets_in_random_scenarios() {
-    for seed in [141, 142] {
-        let mut app = Checked::new(AoiPlugin::default());
+    for (seed, index) in [141, 142].into_iter().zip(INDEXES) {
+        let mut app = Checked::new(AoiPlugin {
+            index,
+            ..Default::default()
+        });
         let mut sc = Scenario::new(seed, 120.0, 30.0, 10.0, Plane::XY);
         for _ in 0..80 {
             sc.spawn(app.world());

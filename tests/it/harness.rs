@@ -47,6 +47,17 @@ pub type Pairs = Vec<(Entity, Entity)>;
 /// Every observer with its set, in iteration order.
 pub type SetsInOrder = Vec<(Entity, Vec<Entity>)>;
 
+/// Both indexes: the oracle tests run their scenarios on each.
+pub const INDEXES: [IndexKind; 2] = [IndexKind::Grid, IndexKind::SortedAxes];
+
+/// `plugin` on each of the [`INDEXES`].
+pub fn on_each_index(plugin: &AoiPlugin) -> impl Iterator<Item = AoiPlugin> + '_ {
+    INDEXES.into_iter().map(|index| AoiPlugin {
+        index,
+        ..plugin.clone()
+    })
+}
+
 /// An app under test plus the oracle's memory of the previous update.
 pub struct Checked {
     pub app: App,
@@ -414,6 +425,7 @@ impl Checked {
 }
 
 /// Random actions over a population, driven by a seed. `scale` is the world size.
+#[derive(Clone)]
 pub struct Scenario {
     pub rng: Rng,
     pub entities: Vec<Entity>,

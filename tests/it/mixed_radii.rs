@@ -5,15 +5,18 @@
 use bevy_aoi::prelude::*;
 use bevy_ecs::prelude::*;
 
-use crate::harness::{Checked, Draws, Scenario};
+use crate::harness::{Checked, Draws, INDEXES, Scenario};
 
 /// Radius of the crowd's observers in these scenarios.
 const ORDINARY: f32 = 20.0;
 /// Radii of the wide observers.
 const WIDE: [f32; 6] = [300.0, 300.0, 300.0, 300.0, 900.0, 900.0];
 
-fn run(seed: u64) -> Checked {
-    let mut app = Checked::new(AoiPlugin::default());
+fn run(seed: u64, index: IndexKind) -> Checked {
+    let mut app = Checked::new(AoiPlugin {
+        index,
+        ..Default::default()
+    });
     let mut sc = Scenario::new(seed, 400.0, ORDINARY, 0.0, Plane::XY);
     for _ in 0..250 {
         sc.spawn(app.world());
@@ -67,8 +70,8 @@ fn run(seed: u64) -> Checked {
 
 #[test]
 fn wide_observers_among_a_crowd_match_brute_force() {
-    for seed in [91, 92, 93] {
-        let mut app = run(seed);
+    for (seed, index) in [91, 92, 93].into_iter().flat_map(|s| INDEXES.map(|i| (s, i))) {
+        let mut app = run(seed, index);
         let stats = app.world().resource::<AoiStats>().clone();
         assert!(
             stats.wide_observers > 0,
@@ -91,8 +94,11 @@ fn wide_observers_among_a_crowd_match_brute_force() {
 fn unlimited_and_overflowing_radii_see_their_whole_instance() {
     const HUGE: [f32; 4] = [f32::INFINITY, f32::INFINITY, f32::MAX, 1.0e30];
     const FAR: [f32; 4] = [3.0e38, -3.0e38, 1.0e20, -f32::MAX];
-    for seed in [101, 102, 103] {
-        let mut app = Checked::new(AoiPlugin::default());
+    for (seed, index) in [101, 102, 103].into_iter().flat_map(|s| INDEXES.map(|i| (s, i))) {
+        let mut app = Checked::new(AoiPlugin {
+            index,
+            ..Default::default()
+        });
         let mut sc = Scenario::new(seed, 300.0, ORDINARY, 0.0, Plane::XY);
         for _ in 0..200 {
             sc.spawn(app.world());

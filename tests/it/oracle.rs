@@ -2,11 +2,19 @@
 
 use bevy_aoi::prelude::*;
 
-use crate::harness::{Checked, Scenario, drift};
+use crate::harness::{Checked, Scenario, drift, on_each_index};
 
 /// Drives a seeded scenario (`population` entities, then `ticks` random steps, with random rule
-/// changes when `rules` is set), the harness checking every update against brute force.
-fn run(plugin: AoiPlugin, mut sc: Scenario, ticks: usize, population: usize, rules: bool) -> Checked {
+/// changes when `rules` is set) on each index, the harness checking every update against brute
+/// force.
+fn run(plugin: AoiPlugin, sc: Scenario, ticks: usize, population: usize, rules: bool) {
+    for plugin in on_each_index(&plugin) {
+        run_on(plugin, sc.clone(), ticks, population, rules);
+    }
+}
+
+/// [`run`] on the plugin's own index.
+fn run_on(plugin: AoiPlugin, mut sc: Scenario, ticks: usize, population: usize, rules: bool) -> Checked {
     let mut app = Checked::new(plugin);
     for _ in 0..population {
         sc.spawn(app.world());
@@ -132,6 +140,14 @@ fn dense_world_where_everyone_crosses_cells_matches_brute_force() {
         cell_size: CellSize::Fixed(8.0),
         ..Default::default()
     };
+    for plugin in on_each_index(&plugin) {
+        dense_world_on(plugin);
+    }
+}
+
+/// [`dense_world_where_everyone_crosses_cells_matches_brute_force`] on the plugin's index.
+fn dense_world_on(plugin: AoiPlugin) {
+    let index = plugin.index;
     let mut app = Checked::new(plugin);
     let mut sc = Scenario::new(61, 20.0, 12.0, 0.0, Plane::XY);
     for _ in 0..300 {
@@ -150,7 +166,7 @@ fn dense_world_where_everyone_crosses_cells_matches_brute_force() {
     let renumbers = app.world().resource::<AoiStats>().renumbers;
     assert!(
         renumbers >= 2,
-        "the index should have renumbered its slots (did {renumbers} times)"
+        "the {index:?} index should have renumbered its slots (did {renumbers} times)"
     );
 }
 

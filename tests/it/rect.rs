@@ -6,12 +6,13 @@
 use bevy_aoi::prelude::*;
 use bevy_ecs::prelude::*;
 
-use crate::harness::{Checked, Draws, Scenario, drift};
+use crate::harness::{Checked, Draws, INDEXES, Scenario, drift};
 
 /// 200 entities, about half of them rectangle observers, walking for 100 ticks in `plane`.
-fn run(plane: Plane, seed: u64, flip_scan_min_seen: usize) -> (Checked, usize) {
+fn run(plane: Plane, index: IndexKind, seed: u64, flip_scan_min_seen: usize) -> (Checked, usize) {
     let mut app = Checked::new(AoiPlugin {
         plane,
+        index,
         ..Default::default()
     });
     app.world().insert_resource(AoiSettings {
@@ -67,13 +68,16 @@ fn run(plane: Plane, seed: u64, flip_scan_min_seen: usize) -> (Checked, usize) {
 
 #[test]
 fn rectangle_observers_match_brute_force_in_both_planes() {
-    for (plane, seed, flip) in [
+    for ((plane, seed, flip), index) in [
         (Plane::XY, 201, 0),
         (Plane::XY, 202, 256),
         (Plane::XZ, 203, 0),
         (Plane::XZ, 204, 4),
-    ] {
-        let (app, seen) = run(plane, seed, flip);
+    ]
+    .into_iter()
+    .flat_map(|case| INDEXES.map(|index| (case, index)))
+    {
+        let (app, seen) = run(plane, index, seed, flip);
         assert!(
             seen > 100 * 100 * 3,
             "{plane:?}: the rectangles should see a good part of the crowd (saw {seen})"

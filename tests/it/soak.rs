@@ -12,16 +12,17 @@ use std::time::Instant;
 
 use bevy_aoi::prelude::*;
 
-use crate::harness::{Checked, Draws, Scenario};
+use crate::harness::{Checked, Draws, INDEXES, Scenario};
 
 /// Seeds, and discrete operations per seed (spawns, despawns, teleports, range and rule
 /// changes, component removals and re-insertions, bad values, ...; small moves come on top).
 const SEEDS: u64 = 20;
 const OPERATIONS_PER_SEED: usize = 50_000;
 
-/// The plugin configurations the seeds rotate through.
+/// The plugin configurations the seeds rotate through, each on both indexes.
 fn plugin(seed: u64) -> AoiPlugin {
-    match seed % 5 {
+    let index = INDEXES[(seed / 5) as usize % INDEXES.len()];
+    let plugin = match seed % 5 {
         0 => AoiPlugin::default(),
         1 => AoiPlugin {
             cell_size: CellSize::Fixed(9.0),
@@ -42,7 +43,8 @@ fn plugin(seed: u64) -> AoiPlugin {
             }),
             ..Default::default()
         },
-    }
+    };
+    AoiPlugin { index, ..plugin }
 }
 
 /// One seed: returns (discrete operations, small moves, updates).

@@ -1,0 +1,214 @@
+//! The sorted-axes index ([`IndexKind::SortedAxes`]): one cell per instance, its members kept
+//! sorted by their first coordinate. During a tick the grid's edits leave the order disturbed
+//! (moved members stay in place, new ones are appended, removed ones become tombstones); before
+//! the scans, [`Grid::restore_order`] compacts the tombstones and re-sorts by insertion, whose work
+//! follows the moves (a tick's steps pass few neighbours), or by one stable sort when many members
+//! arrived. A scan then narrows a cell to its slab ([`Grid::slab`]): the members whose first
+//! coordinate is within reach, found by binary search.
+
+use core::ops::Range;
+
+use super::{Disorder, Grid, Member, TOMBSTONE, margin};
+use crate::config::IndexKind;
+
+/// Above this many members appended to a cell in one tick, its order is restored by one stable
+/// sort (`O(n log n)`) rather than by insertion (`O(n)` per appended member).
+const SORT_ABOVE_INSERTS: u32 = 16;
+
+impl Grid {
+    /// Notes that this tick disturbed the order of sorted cell `c`, and what (`how`).
+    pub(super) fn disturb(&mut self, c: u32, how: impl FnOnce(&mut Disorder)) {
+        let d = &mut self.cells[c as usize].disorder;
+        if !d.listed {
+            d.listed = true;
+            self.unsorted.push(c);
+        }
+        how(d);
+    }
+
+    /// Removes the member at `(c, idx)` of a sorted cell: it stays in place as a tombstone no
+    /// scan can find (no layers, no radius) until [`Self::restore_order`] compacts the cell.
+    pub(super) fn bury(&mut self, c: u32, idx: u32) {
+        let cell = &mut self.cells[c as usize];
+        let m = &mut cell.members[idx as usize];
+        cell.clean_observers -= u32::from(m.is_clean_observer());
+        m.slot = TOMBSTONE;
+        m.r2 = -1.0;
+        m.seen_by = 0;
+        m.sees = 0;
+        m.stepping = false;
+        self.disturb(c, |d| d.tombstones += 1);
+    }
+
+    /// Restores the order of every sorted cell this tick disturbed: drops tombstones, frees the
+    /// cells they emptied, and sorts by the first coordinate. `placed(slot, index)` is called for
+    /// every member whose index changed (and possibly for others). Returns how many times a
+    /// member moved past another in cells restored by insertion alone (members that changed
+    /// places, as cell changes are in the grid). A no-op for the grid, whose cells have no order.
+    pub fn restore_order(&mut self, mut placed: impl FnMut(u32, u32)) -> usize {
+        let mut unsorted = core::mem::take(&mut self.unsorted);
+        let mut passes = 0;
+        for &c in &unsorted {
+            let cell = &mut self.cells[c as usize];
+            let d = core::mem::take(&mut cell.disorder);
+            let members = &mut cell.members;
+            if d.tombstones == 0 && d.inserted <= SORT_ABOVE_INSERTS {
+                passes += insertion_sort(members, &mut placed);
+                continue;
+            }
+            if d.tombstones > 0 {
+                members.retain(|m| m.slot != TOMBSTONE);
+            }
+            if d.inserted > SORT_ABOVE_INSERTS {
+                members.sort_by(|a, b| a.p[0].total_cmp(&b.p[0]));
+            } else {
+                insertion_sort(members, |_, _| ());
+            }
+            for (i, m) in members.iter().enumerate() {
+                placed(m.slot, i as u32);
+            }
+            if members.is_empty() {
+                self.free_cell(c);
+            }
+        }
+        unsorted.clear();
+        self.unsorted = unsorted;
+        passes
+    }
+
+    /// The index range of the members of cell `c` that may be within `reach` of coordinate `x`
+    /// on the first axis (`reach = +∞`: all of them): for a sorted cell, the slab found by binary
+    /// search, widened by the windows' rounding margin so that every member the exact test may
+    /// accept is in it; for the grid, the whole cell. `O(log n)`.
+    #[inline]
+    pub fn slab(&self, c: u32, x: f32, reach: f32) -> Range<usize> {
+        let members = &self.cells[c as usize].members;
+        if self.kind == IndexKind::Grid {
+            return 0..members.len();
+        }
+        let m = margin(x, reach);
+        let (lo, hi) = (x - reach - m, x + reach + m);
+        members.partition_point(|m| m.p[0] < lo)..members.partition_point(|m| m.p[0] <= hi)
+    }
+
+    /// The members of [`Self::slab`].
+    #[inline]
+    pub fn span(&self, c: u32, x: f32, reach: f32) -> &[Member] {
+        &self.cells[c as usize].members[self.slab(c, x, reach)]
+    }
+}
+
+/// Sorts `members` by first coordinate by insertion, calling `placed(slot, index)` for each
+/// member it moves: `O(n + passes)`. Returns the passes: how many times a member moved past
+/// another.
+fn insertion_sort(members: &mut [Member], mut placed: impl FnMut(u32, u32)) -> usize {
+    let mut passes = 0;
+    for i in 1..members.len() {
+        if members[i - 1].p[0] <= members[i].p[0] {
+            continue;
+        }
+        let m = members[i];
+        let mut j = i;
+        while j > 0 && members[j - 1].p[0] > m.p[0] {
+            members[j] = members[j - 1];
+            placed(members[j].slot, j as u32);
+            j -= 1;
+        }
+        members[j] = m;
+        placed(m.slot, j as u32);
+        passes += i - j;
+    }
+    passes
+}
+
+#[cfg(test)]
+mod tests {
+    use bevy_ecs::entity::Entity;
+
+    use super::*;
+    use crate::grid::NO_CELL;
+
+    /// A member at `x` on the first axis; even slots are observers.
+    fn member(slot: u32, x: f32) -> Member {
+        Member {
+            slot,
+            r2: if slot % 2 == 0 { 4.0 } else { -1.0 },
+            p: [x, 0.0, 0.0],
+            start_p: [x, 0.0, 0.0],
+            stepping: false,
+            jumped: false,
+            seen_by: u32::MAX,
+            sees: u32::MAX,
+            rect: false,
+            entity: Entity::PLACEHOLDER,
+        }
+    }
+
+    /// Random inserts, moves (small steps and jumps) and removes in two instances, the order
+    /// restored after each round: every cell stays sorted with no tombstones, every slot's
+    /// location points at its member, emptied cells are freed, counts of clean observers
+    /// follow, and slabs hold exactly the members within reach (and a little margin).
+    #[test]
+    fn sorted_cells_stay_sorted_and_slabs_hold_what_is_within_reach() {
+        let mut grid = Grid::new(10.0, 2, None, IndexKind::SortedAxes);
+        let mut at: Vec<(u32, u32)> = vec![(NO_CELL, 0); 300];
+        let mut x = vec![0.0f32; 300];
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32
+        };
+        for round in 0..60 {
+            for s in 0..300u32 {
+                let roll = next();
+                let (c, idx) = at[s as usize];
+                if c == NO_CELL {
+                    if roll < 0.3 || round == 0 {
+                        x[s as usize] = (next() * 200.0).round() - 100.0;
+                        let instance = u32::from(next() < 0.3);
+                        let key = grid.key([x[s as usize], 5.0, 0.0], instance);
+                        at[s as usize] = grid.insert(key, member(s, x[s as usize]));
+                    }
+                } else if roll < 0.05 {
+                    assert_eq!(grid.remove(c, idx), None, "a sorted cell should move nobody on removal");
+                    at[s as usize] = (NO_CELL, 0);
+                } else if roll < 0.6 {
+                    let step = if roll < 0.1 { 80.0 } else { 2.0 };
+                    x[s as usize] += ((next() - 0.5) * step).round();
+                    let moved = x[s as usize];
+                    grid.edit_member(c, idx, |m| m.p[0] = moved);
+                }
+            }
+            grid.restore_order(|s, idx| at[s as usize].1 = idx);
+            let mut live = 0;
+            for (c, cell) in grid.cells.iter().enumerate() {
+                if cell.members.is_empty() {
+                    continue;
+                }
+                live += 1;
+                assert!(
+                    cell.members.windows(2).all(|w| w[0].p[0] <= w[1].p[0]),
+                    "cell {c} should be sorted by x after round {round}"
+                );
+                let observers = cell.members.iter().filter(|m| m.is_clean_observer()).count();
+                assert_eq!(cell.clean_observers as usize, observers, "clean observers should be counted");
+                for (i, m) in cell.members.iter().enumerate() {
+                    assert_ne!(m.slot, TOMBSTONE, "tombstones should be compacted");
+                    assert_eq!(at[m.slot as usize], (c as u32, i as u32), "slot {} should point at its member", m.slot);
+                }
+                for (centre, reach) in [(0.0, 10.0), (-37.0, 0.0), (55.5, 3.25), (0.0, f32::INFINITY)] {
+                    let slab = grid.slab(c as u32, centre, reach);
+                    for (i, m) in cell.members.iter().enumerate() {
+                        let (d, inside) = ((m.p[0] - centre).abs(), slab.contains(&i));
+                        assert!(inside || d > reach, "x {} is within {reach} of {centre}: in the slab", m.p[0]);
+                        assert!(!inside || d <= reach + 1.0e-3, "x {} is beyond {reach} of {centre}: not in the slab", m.p[0]);
+                    }
+                }
+            }
+            assert_eq!(grid.occupied(), live, "emptied cells should be freed");
+            assert!(live <= 2, "two instances make at most two sorted cells");
+        }
+    }
+}
