@@ -273,9 +273,83 @@ fn main() {
     if filter.is_empty() || filter.iter().any(|f| "contains".contains(f.as_str())) {
         contains_cost();
     }
+    if filter.is_empty() || filter.iter().any(|f| "index".contains(f.as_str())) {
+        index_cost(ticks);
+    }
     if filter.is_empty() || filter.iter().any(|f| "scale".contains(f.as_str())) {
         scale_cost(if quick { 3 } else { 5 });
     }
+}
+
+/// The two indexes side by side on every workload, one thread: the movement-only, grid and
+/// sorted-axes apps are updated in turn every tick; each index's own cost, their ratio, and
+/// whether both ended with the same sets. "mixed" adds 10 static observers of radius 1000 to
+/// uniform 10k; "3d" gives uniform 10k heights over an eighth of the map side, with
+/// `Plane::XYZ`.
+fn index_cost(ticks: usize) {
+    println!();
+    println!("| workload, 1 thread | grid own | sorted axes own | sorted axes / grid | same sets |");
+    println!("|---|---|---|---|---|");
+    let plan = [
+        ("uniform1000", Kind::Uniform, 1_000),
+        ("uniform10000", Kind::Uniform, 10_000),
+        ("uniform50000", Kind::Uniform, 50_000),
+        ("crowded2000", Kind::Crowded, 2_000),
+        ("sparse_huge50000", Kind::SparseHuge, 50_000),
+        ("moving5_50000", Kind::Moving(5), 50_000),
+        ("static50000", Kind::Static, 50_000),
+        ("mixed10000", Kind::Uniform, 10_000),
+        ("3d10000", Kind::Uniform, 10_000),
+    ];
+    for (name, kind, n) in plan {
+        let walkers = Walkers::new(kind, n, SEED);
+        let side = walkers.side() as f32;
+        let (mixed, xyz) = (name.starts_with("mixed"), name.starts_with("3d"));
+        let make = |index: Option<IndexKind>| {
+            let plugin = index.map(|index| AoiPlugin {
+                index,
+                plane: if xyz { Plane::XYZ } else { Plane::XY },
+                ..Default::default()
+            });
+            let aoi = plugin.is_some();
+            let mut app = workload::app_with_plugin(walkers.clone(), plugin, false);
+            if aoi {
+                app.insert_resource(AoiSettings {
+                    parallel: false,
+                    ..Default::default()
+                });
+                if mixed {
+                    workload::add_towers(&mut app, side, 10, 1000.0, false);
+                }
+            }
+            if xyz {
+                workload::lift(&mut app, side);
+            }
+            app
+        };
+        let mut apps = [
+            make(None),
+            make(Some(IndexKind::Grid)),
+            make(Some(IndexKind::SortedAxes)),
+        ];
+        let t = time_interleaved(&mut apps, ticks);
+        let (grid, axes) = (t[1] - t[0], t[2] - t[0]);
+        let same = sets_digest(&mut apps[1]) == sets_digest(&mut apps[2]);
+        println!("| {name} | {grid:.3} ms | {axes:.3} ms | {:.2} | {same} |", axes / grid);
+    }
+}
+
+/// A digest of every observer's `InterestSet` (in query order, which spawning the same
+/// entities the same way makes the same).
+fn sets_digest(app: &mut bevy_app::App) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    let world = app.world_mut();
+    for (e, set) in world.query::<(Entity, &InterestSet)>().iter(world) {
+        hasher.write_u64(e.to_bits());
+        set.iter().for_each(|t| hasher.write_u64(t.to_bits()));
+        hasher.write_u64(u64::MAX);
+    }
+    hasher.finish()
 }
 
 /// Updates every app once per tick, in turn, timing each; returns each app's median per tick.

@@ -162,8 +162,8 @@ pub fn move_walkers(mut w: ResMut<World2>, mut q: Query<(&Walker, &mut Position)
     for (walker, mut pos) in &mut q {
         let i = walker.0 as usize;
         if w.0.moves(i) {
-            let [x, y] = w.0.pos(i);
-            *pos = Position::new(x, y);
+            // Only x and y: the 3D workload keeps each walker's height.
+            [pos.x, pos.y] = w.0.pos(i);
         }
     }
 }
@@ -193,9 +193,14 @@ pub fn mix(i: usize) -> AoiLayers {
 /// As [`app`], with the realistic mix of layers when `rules` is set (the same entities, all
 /// with the same `ViewRange`, move the same way either way).
 pub fn app_with_rules(walkers: Walkers, aoi: bool, rules: bool) -> App {
+    app_with_plugin(walkers, aoi.then(AoiPlugin::default), rules)
+}
+
+/// As [`app_with_rules`], with the AOI added as `plugin` (`None`: movement only).
+pub fn app_with_plugin(walkers: Walkers, plugin: Option<AoiPlugin>, rules: bool) -> App {
     let mut app = App::new();
-    if aoi {
-        app.add_plugins(AoiPlugin::default());
+    if let Some(plugin) = plugin {
+        app.add_plugins(plugin);
     }
     for i in 0..walkers.len() {
         let [x, y] = walkers.pos(i);
@@ -239,6 +244,12 @@ pub struct TowerMap(pub f32);
 pub fn app_mixed(walkers: Walkers, k: usize, r_big: f32, walking: bool) -> App {
     let side = walkers.side() as f32;
     let mut app = app(walkers, true);
+    add_towers(&mut app, side, k, r_big, walking);
+    app
+}
+
+/// Adds the `k` observers of radius `r_big` of [`app_mixed`] to an app whose map side is `side`.
+pub fn add_towers(app: &mut App, side: f32, k: usize, r_big: f32, walking: bool) {
     let per_row = (k as f64).sqrt().ceil() as usize;
     for i in 0..k {
         let (col, row) = ((i % per_row) as f32, (i / per_row) as f32);
@@ -250,7 +261,16 @@ pub fn app_mixed(walkers: Walkers, k: usize, r_big: f32, walking: bool) -> App {
     if walking {
         app.insert_resource(TowerMap(side)).add_systems(Update, move_towers);
     }
-    app
+}
+
+/// Gives every walker of `app` a height in `0..side / 8`, drawn from its number (for the 3D
+/// workload, with a [`Plane::XYZ`] plugin; walkers keep their height as they move).
+pub fn lift(app: &mut App, side: f32) {
+    let world = app.world_mut();
+    for (walker, mut pos) in world.query::<(&Walker, &mut Position)>().iter_mut(world) {
+        let mut rng = Rng(u64::from(walker.0));
+        pos.z = rng.u01() as f32 * side / 8.0;
+    }
 }
 
 /// Moves the towers of [`app_mixed`].

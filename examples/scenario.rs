@@ -15,6 +15,7 @@ mod workload;
 use std::time::Instant;
 
 use clap::Parser;
+use bevy_aoi::prelude::{AoiPlugin, IndexKind};
 
 #[path = "common/cli.rs"]
 mod cli;
@@ -41,6 +42,17 @@ struct Args {
     /// take the flip scan.
     #[arg(long, default_value_t = bevy_aoi::prelude::AoiSettings::default().flip_scan_min_seen)]
     flip_scan_min_seen: usize,
+    /// The index: `grid` or `sorted-axes`.
+    #[arg(long, default_value = "grid", value_parser = parse_index)]
+    index: IndexKind,
+}
+
+fn parse_index(s: &str) -> Result<IndexKind, String> {
+    match s {
+        "grid" => Ok(IndexKind::Grid),
+        "sorted-axes" => Ok(IndexKind::SortedAxes),
+        _ => Err(format!("unknown index {s:?} (grid, sorted-axes)")),
+    }
 }
 
 fn parse_kind(s: &str) -> Result<workload::Kind, String> {
@@ -52,7 +64,11 @@ fn main() {
     let args: Args = cli::parse_or_exit();
     let aoi = !args.no_aoi;
     let walkers = workload::Walkers::new(args.scenario, args.entities, 0x00A0_1234);
-    let mut app = workload::app(walkers, aoi);
+    let plugin = AoiPlugin {
+        index: args.index,
+        ..Default::default()
+    };
+    let mut app = workload::app_with_plugin(walkers, aoi.then_some(plugin), false);
     app.insert_resource(bevy_aoi::prelude::AoiSettings {
         parallel: !args.single_thread,
         flip_scan_min_seen: args.flip_scan_min_seen,

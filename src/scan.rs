@@ -192,7 +192,7 @@ fn scan_members(view: View, me: &Slot, cells: &[u32], test: impl Fn(&Member) -> 
         if !mine.contains(grid.cells[c as usize].key) {
             continue;
         }
-        for chunk in grid.span(c, me.p[0], extent[0]).chunks(64) {
+        for chunk in grid.span(c, me.member_index as usize, me.p[0], extent[0]).chunks(64) {
             let mut mask = 0u64;
             for (j, m) in chunk.iter().enumerate() {
                 mask |= u64::from(test(m)) << j;
@@ -342,9 +342,11 @@ fn target_cells(grid: &Grid, me: &Slot, ch: &Change, reach: f32, out: &mut Vec<u
 }
 
 /// The parts of cell `c` where observers of a changed target may be (its
-/// [`observer_slab`]s now and at the start of the tick), each member in at most one of them.
-fn target_slabs(grid: &Grid, c: u32, now: &TargetState, before: &TargetState, reach: f32) -> [Range<usize>; 2] {
-    match (observer_slab(grid, c, now, reach), observer_slab(grid, c, before, reach)) {
+/// [`observer_slab`]s now and at the start of the tick, searched from member `near`), each member
+/// in at most one of them.
+fn target_slabs(grid: &Grid, c: u32, near: usize, now: &TargetState, before: &TargetState, reach: f32) -> [Range<usize>; 2] {
+    let slab = |t| observer_slab(grid, c, near, t, reach);
+    match (slab(now), slab(before)) {
         (Some(a), Some(b)) if a.start <= b.end && b.start <= a.end => [a.start.min(b.start)..a.end.max(b.end), 0..0],
         (a, b) => [a.unwrap_or(0..0), b.unwrap_or(0..0)],
     }
@@ -390,7 +392,9 @@ pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clea
     for &c in &cells {
         let cell = &view.grid.cells[c as usize];
         let instance = cell.key[3] as u32;
-        let slabs = target_slabs(view.grid, c, &now, &before, reach);
+        // Its own member is the place to search from in its cell (a hint only).
+        let near = if c == me.cell { me.member_index as usize } else { 0 };
+        let slabs = target_slabs(view.grid, c, near, &now, &before, reach);
         if me.jumped {
             for m in slabs.into_iter().flat_map(|r| &cell.members[r]).filter(|m| m.r2 >= 0.0) {
                 let end = observer_of(m, instance, view.slots);

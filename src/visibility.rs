@@ -60,17 +60,18 @@ pub(crate) fn observer_region(grid: &Grid, t: &TargetState, reach: f32) -> Optio
 
 /// In cell `c`, the members that may be observers of `t` with views of at most `reach`: the
 /// cell's part of [`observer_region`] (for the sorted-axes index, the first-axis
-/// [slab](Grid::slab) around `t`; for the grid, the whole cell), or `None` when the cell is not
-/// in that region's instance or the region is empty.
-pub(crate) fn observer_slab(grid: &Grid, c: u32, t: &TargetState, reach: f32) -> Option<Range<usize>> {
-    if !t.in_grid || t.rules.instance != grid.cells[c as usize].key[3] as u32 {
+/// [slab](Grid::slab) around `t`, searched from member `near`; for the grid, the whole cell), or
+/// `None` when the cell is not in that region's instance or the region is empty.
+pub(crate) fn observer_slab(grid: &Grid, c: u32, near: usize, t: &TargetState, reach: f32) -> Option<Range<usize>> {
+    let cell = &grid.cells[c as usize];
+    if !t.in_grid || t.rules.instance != cell.key[3] as u32 {
         return None;
     }
     match t.rules.mode {
         AoiVisibility::Hidden => None,
-        AoiVisibility::Always => Some(grid.slab(c, t.p[0], f32::INFINITY)),
-        AoiVisibility::Normal if reach * reach == f32::INFINITY => Some(grid.slab(c, t.p[0], f32::INFINITY)),
-        AoiVisibility::Normal => Some(grid.slab(c, t.p[0], reach)),
+        AoiVisibility::Always => Some(0..cell.members.len()),
+        AoiVisibility::Normal if reach * reach == f32::INFINITY => Some(0..cell.members.len()),
+        AoiVisibility::Normal => Some(grid.slab(c, near, t.p[0], reach)),
     }
 }
 

@@ -77,24 +77,53 @@ impl Grid {
     }
 
     /// The index range of the members of cell `c` that may be within `reach` of coordinate `x`
-    /// on the first axis (`reach = +∞`: all of them): for a sorted cell, the slab found by binary
-    /// search, widened by the windows' rounding margin so that every member the exact test may
-    /// accept is in it; for the grid, the whole cell. `O(log n)`.
+    /// on the first axis (`reach = +∞`: all of them): for a sorted cell, the slab, widened by the
+    /// windows' rounding margin so that every member the exact test may accept is in it; for the
+    /// grid, the whole cell. Its ends are searched outward from index `near` (a member close to
+    /// `x`: the scanning entity's own), so the cost is `O(log d)` for ends `d` members away,
+    /// touching memory around `near` rather than all over the cell.
     #[inline]
-    pub fn slab(&self, c: u32, x: f32, reach: f32) -> Range<usize> {
+    pub fn slab(&self, c: u32, near: usize, x: f32, reach: f32) -> Range<usize> {
         let members = &self.cells[c as usize].members;
         if self.kind == IndexKind::Grid {
             return 0..members.len();
         }
         let m = margin(x, reach);
         let (lo, hi) = (x - reach - m, x + reach + m);
-        members.partition_point(|m| m.p[0] < lo)..members.partition_point(|m| m.p[0] <= hi)
+        partition_near(members, near, |m| m.p[0] < lo)..partition_near(members, near, |m| m.p[0] <= hi)
     }
 
     /// The members of [`Self::slab`].
     #[inline]
-    pub fn span(&self, c: u32, x: f32, reach: f32) -> &[Member] {
-        &self.cells[c as usize].members[self.slab(c, x, reach)]
+    pub fn span(&self, c: u32, near: usize, x: f32, reach: f32) -> &[Member] {
+        &self.cells[c as usize].members[self.slab(c, near, x, reach)]
+    }
+}
+
+/// `members.partition_point(pred)` for a `pred` that holds on a prefix, found by galloping
+/// outward from index `hint` then searching the last gallop's range: `O(log d)` probes for an
+/// answer `d` away from the hint.
+fn partition_near(members: &[Member], hint: usize, pred: impl Fn(&Member) -> bool) -> usize {
+    let n = members.len();
+    let hint = hint.min(n);
+    if hint < n && pred(&members[hint]) {
+        // Every index up to `lo - 1` holds; the answer is in `lo..=lo + step - 1`, or the end.
+        let (mut lo, mut step) = (hint + 1, 1);
+        while lo + step <= n && pred(&members[lo + step - 1]) {
+            lo += step;
+            step *= 2;
+        }
+        let hi = (lo + step).min(n);
+        lo + members[lo..hi].partition_point(pred)
+    } else {
+        // No index from `hi` on holds; the answer is in `hi - step + 1..=hi`, or from 0.
+        let (mut hi, mut step) = (hint, 1);
+        while hi >= step && !pred(&members[hi - step]) {
+            hi -= step;
+            step *= 2;
+        }
+        let lo = hi.saturating_sub(step);
+        lo + members[lo..hi].partition_point(pred)
     }
 }
 
@@ -198,8 +227,9 @@ mod tests {
                     assert_ne!(m.slot, TOMBSTONE, "tombstones should be compacted");
                     assert_eq!(at[m.slot as usize], (c as u32, i as u32), "slot {} should point at its member", m.slot);
                 }
-                for (centre, reach) in [(0.0, 10.0), (-37.0, 0.0), (55.5, 3.25), (0.0, f32::INFINITY)] {
-                    let slab = grid.slab(c as u32, centre, reach);
+                let searches = [(0.0, 10.0), (-37.0, 0.0), (55.5, 3.25), (0.0, f32::INFINITY)];
+                for ((centre, reach), near) in searches.into_iter().zip([0, 7, cell.members.len() / 2, usize::MAX]) {
+                    let slab = grid.slab(c as u32, near, centre, reach);
                     for (i, m) in cell.members.iter().enumerate() {
                         let (d, inside) = ((m.p[0] - centre).abs(), slab.contains(&i));
                         assert!(inside || d > reach, "x {} is within {reach} of {centre}: in the slab", m.p[0]);
