@@ -203,6 +203,9 @@ struct Args {
     /// monsters): they see the whole map.
     #[arg(long, default_value_t = 0)]
     game_masters: usize,
+    /// The AOI index: `grid` or `sorted-axes`.
+    #[arg(long, default_value = "grid")]
+    index: IndexKind,
 }
 
 fn main() {
@@ -212,6 +215,7 @@ fn main() {
     let (ticks, report_every, svg_path) = (args.ticks, args.report_every as usize, args.svg.clone());
     let mut app = App::new();
     app.add_plugins(AoiPlugin {
+        index: args.index,
         watched: Some(WatchedRule {
             by_layers: PLAYER,
             linger_ticks: AI_LINGER,

@@ -14,8 +14,8 @@ mod workload;
 
 use std::time::Instant;
 
-use clap::Parser;
 use bevy_aoi::prelude::{AoiPlugin, IndexKind};
+use clap::Parser;
 
 #[path = "common/cli.rs"]
 mod cli;
@@ -43,16 +43,8 @@ struct Args {
     #[arg(long, default_value_t = bevy_aoi::prelude::AoiSettings::default().flip_scan_min_seen)]
     flip_scan_min_seen: usize,
     /// The index: `grid` or `sorted-axes`.
-    #[arg(long, default_value = "grid", value_parser = parse_index)]
+    #[arg(long, default_value = "grid")]
     index: IndexKind,
-}
-
-fn parse_index(s: &str) -> Result<IndexKind, String> {
-    match s {
-        "grid" => Ok(IndexKind::Grid),
-        "sorted-axes" => Ok(IndexKind::SortedAxes),
-        _ => Err(format!("unknown index {s:?} (grid, sorted-axes)")),
-    }
 }
 
 fn parse_kind(s: &str) -> Result<workload::Kind, String> {

@@ -40,7 +40,18 @@ impl Plane {
 /// same kind of deterministic order, and support every rule and view shape; they differ in cost
 /// (the README's "Which index" table has measured ratios).
 ///
-/// Chosen once, on the plugin.
+/// Chosen once, on the plugin. Parses from `grid` and `sorted-axes` (for command lines and
+/// configuration files).
+///
+/// ```
+/// use bevy_app::prelude::*;
+/// use bevy_aoi::prelude::*;
+/// let index: IndexKind = "sorted-axes".parse().unwrap();
+/// App::new().add_plugins(AoiPlugin {
+///     index,
+///     ..Default::default()
+/// });
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum IndexKind {
     /// The sparse tower grid: entities bucketed into square (cubic in 3D) cells of
@@ -55,6 +66,19 @@ pub enum IndexKind {
     /// the grid's cells, and it loses. [`CellSize`] then only sets the step limit between the
     /// flip scan and a full recompute (an eighth of the side).
     SortedAxes,
+}
+
+impl core::str::FromStr for IndexKind {
+    type Err = String;
+
+    /// `grid` or `sorted-axes`; anything else is an error that lists those two.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "grid" => Ok(IndexKind::Grid),
+            "sorted-axes" => Ok(IndexKind::SortedAxes),
+            _ => Err(format!("unknown index {s:?}: use grid or sorted-axes")),
+        }
+    }
 }
 
 /// The side of a grid cell ("tower").

@@ -643,7 +643,12 @@ mod tests {
 
     #[test]
     fn bounds_clamp_keys_into_border_cells() {
-        let grid = Grid::new(10.0, 2, Some(AoiBounds::new_2d((0.0, 0.0), (100.0, 100.0))), IndexKind::Grid);
+        let grid = Grid::new(
+            10.0,
+            2,
+            Some(AoiBounds::new_2d((0.0, 0.0), (100.0, 100.0))),
+            IndexKind::Grid,
+        );
         assert_eq!(
             grid.key([-50.0, 150.0, 0.0], 7),
             [0, 10, 0, 7],

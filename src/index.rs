@@ -103,7 +103,11 @@ impl AoiIndex {
         for &c in cells.iter() {
             let cell = &self.grid.cells[c as usize];
             let instance = cell.key[3] as u32;
-            let hint = if c == self.slots[s as usize].cell { self.slots[s as usize].member_index as usize } else { 0 };
+            let hint = if c == self.slots[s as usize].cell {
+                self.slots[s as usize].member_index as usize
+            } else {
+                0
+            };
             let near = observer_slab(&self.grid, c, hint, &t, self.ordinary_reach()).unwrap_or(0..0);
             let found = cell.members[near].iter().filter(|m| m.slot != s && m.r2 >= 0.0);
             out.extend(

@@ -40,8 +40,8 @@ pub mod prelude {
     pub use crate::AoiTransformSync;
     pub use crate::{
         AoiBounds, AoiInstance, AoiLayers, AoiPlugin, AoiSettings, AoiStats, AoiSystems, AoiVisibility, AoiWorldExt,
-        CellSize, EnterView, IndexKind, InterestSet, LeaveView, Plane, Position, ViewExplanation, ViewRange, ViewRect, Watched,
-        WatchedRule, Watchers,
+        CellSize, EnterView, IndexKind, InterestSet, LeaveView, Plane, Position, ViewExplanation, ViewRange, ViewRect,
+        Watched, WatchedRule, Watchers,
     };
     #[cfg(feature = "replicon")]
     pub use crate::{AoiClient, AoiReplicationPlugin};

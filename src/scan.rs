@@ -13,6 +13,7 @@ use bevy_ecs::entity::Entity;
 
 use crate::{
     components::{merge_targets, reserve_with_headroom},
+    config::IndexKind,
     grid::{Grid, Member, dist2},
     index::AoiIndex,
     rules::AoiVisibility,
@@ -344,7 +345,18 @@ fn target_cells(grid: &Grid, me: &Slot, ch: &Change, reach: f32, out: &mut Vec<u
 /// The parts of cell `c` where observers of a changed target may be (its
 /// [`observer_slab`]s now and at the start of the tick, searched from member `near`), each member
 /// in at most one of them.
-fn target_slabs(grid: &Grid, c: u32, near: usize, now: &TargetState, before: &TargetState, reach: f32) -> [Range<usize>; 2] {
+fn target_slabs(
+    grid: &Grid,
+    c: u32,
+    near: usize,
+    now: &TargetState,
+    before: &TargetState,
+    reach: f32,
+) -> [Range<usize>; 2] {
+    if grid.kind() == IndexKind::Grid {
+        // The cell is listed because one of the two regions covers it: the whole cell, once.
+        return [0..grid.cells[c as usize].members.len(), 0..0];
+    }
     let slab = |t| observer_slab(grid, c, near, t, reach);
     match (slab(now), slab(before)) {
         (Some(a), Some(b)) if a.start <= b.end && b.start <= a.end => [a.start.min(b.start)..a.end.max(b.end), 0..0],

@@ -87,9 +87,11 @@ pub struct AoiStats {
     pub entities: usize,
     /// Indexed observers.
     pub observers: usize,
-    /// Occupied grid cells.
+    /// Occupied grid cells (with [`IndexKind::SortedAxes`](crate::IndexKind::SortedAxes): the
+    /// sorted lists, one per instance that has entities).
     pub cells: usize,
-    /// Current cell side, in world units.
+    /// Current cell side, in world units (with [`IndexKind::SortedAxes`](crate::IndexKind::SortedAxes):
+    /// only the base of the step limit, an eighth of it).
     pub cell_side: f32,
     /// Observers whose radius stands out from the others (each with a radius over twice that
     /// of the 65th-largest observer when the threshold was last derived; a few dozen at most):

@@ -140,7 +140,11 @@ impl Slot {
         match self.rect {
             None => {
                 let r = self.scan_reach(step_reach);
-                if r * r == f32::INFINITY { [f32::INFINITY; 3] } else { [r; 3] }
+                if r * r == f32::INFINITY {
+                    [f32::INFINITY; 3]
+                } else {
+                    [r; 3]
+                }
             }
             Some([hw, hh]) if self.stepping => {
                 let extra = dist2(self.start_p, self.p).sqrt() + step_reach;

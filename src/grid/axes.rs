@@ -88,16 +88,27 @@ impl Grid {
         if self.kind == IndexKind::Grid {
             return 0..members.len();
         }
-        let m = margin(x, reach);
-        let (lo, hi) = (x - reach - m, x + reach + m);
-        partition_near(members, near, |m| m.p[0] < lo)..partition_near(members, near, |m| m.p[0] <= hi)
+        sorted_slab(members, near, x, reach)
     }
 
     /// The members of [`Self::slab`].
     #[inline]
     pub fn span(&self, c: u32, near: usize, x: f32, reach: f32) -> &[Member] {
-        &self.cells[c as usize].members[self.slab(c, near, x, reach)]
+        let members = &self.cells[c as usize].members;
+        if self.kind == IndexKind::Grid {
+            return members;
+        }
+        &members[sorted_slab(members, near, x, reach)]
     }
+}
+
+/// [`Grid::slab`] of a sorted cell, out of line so the grid's scan loops stay as small as they
+/// were (measured: inlined, the grid's observer scans ran 5% more instructions).
+#[inline(never)]
+fn sorted_slab(members: &[Member], near: usize, x: f32, reach: f32) -> Range<usize> {
+    let m = margin(x, reach);
+    let (lo, hi) = (x - reach - m, x + reach + m);
+    partition_near(members, near, |m| m.p[0] < lo)..partition_near(members, near, |m| m.p[0] <= hi)
 }
 
 /// `members.partition_point(pred)` for a `pred` that holds on a prefix, found by galloping
@@ -161,7 +172,7 @@ mod tests {
     fn member(slot: u32, x: f32) -> Member {
         Member {
             slot,
-            r2: if slot % 2 == 0 { 4.0 } else { -1.0 },
+            r2: if slot.is_multiple_of(2) { 4.0 } else { -1.0 },
             p: [x, 0.0, 0.0],
             start_p: [x, 0.0, 0.0],
             stepping: false,
@@ -222,18 +233,34 @@ mod tests {
                     "cell {c} should be sorted by x after round {round}"
                 );
                 let observers = cell.members.iter().filter(|m| m.is_clean_observer()).count();
-                assert_eq!(cell.clean_observers as usize, observers, "clean observers should be counted");
+                assert_eq!(
+                    cell.clean_observers as usize, observers,
+                    "clean observers should be counted"
+                );
                 for (i, m) in cell.members.iter().enumerate() {
                     assert_ne!(m.slot, TOMBSTONE, "tombstones should be compacted");
-                    assert_eq!(at[m.slot as usize], (c as u32, i as u32), "slot {} should point at its member", m.slot);
+                    assert_eq!(
+                        at[m.slot as usize],
+                        (c as u32, i as u32),
+                        "slot {} should point at its member",
+                        m.slot
+                    );
                 }
                 let searches = [(0.0, 10.0), (-37.0, 0.0), (55.5, 3.25), (0.0, f32::INFINITY)];
                 for ((centre, reach), near) in searches.into_iter().zip([0, 7, cell.members.len() / 2, usize::MAX]) {
                     let slab = grid.slab(c as u32, near, centre, reach);
                     for (i, m) in cell.members.iter().enumerate() {
                         let (d, inside) = ((m.p[0] - centre).abs(), slab.contains(&i));
-                        assert!(inside || d > reach, "x {} is within {reach} of {centre}: in the slab", m.p[0]);
-                        assert!(!inside || d <= reach + 1.0e-3, "x {} is beyond {reach} of {centre}: not in the slab", m.p[0]);
+                        assert!(
+                            inside || d > reach,
+                            "x {} is within {reach} of {centre}: in the slab",
+                            m.p[0]
+                        );
+                        assert!(
+                            !inside || d <= reach + 1.0e-3,
+                            "x {} is beyond {reach} of {centre}: not in the slab",
+                            m.p[0]
+                        );
                     }
                 }
             }
