@@ -235,7 +235,8 @@ impl AoiIndex {
 
     /// Sorts this tick's changed slots into stepping and jumped ones (stepping observers take the
     /// flip scan if they saw at least `flip_scan_min_seen` targets), then moves them in the grid
-    /// (rebuilding it if the automatic cell side must change). Until [`Self::end_tick`] their
+    /// (rebuilding it if the automatic cell side must change) and, for the sorted-axes index,
+    /// restores the order of the lists ([`Grid::restore_order`]). Until [`Self::end_tick`] their
     /// members carry what the scans need: recomputing observers `r2 = -1` (target scans skip
     /// them), stepping ones their start position.
     pub fn apply_changes(&mut self, flip_scan_min_seen: usize) {

@@ -5,6 +5,9 @@
 //!   (a flip scan); any other changed observer recomputes its whole list.
 //! - [`target`]: one changed target against the observers that did not change (and, for a
 //!   *jumped* target, against the stepping observers too).
+//!
+//! With the sorted-axes index each instance is one cell, sorted along `x`, and every scan narrows
+//! it to the slab within its reach ([`Grid::slab`]); nothing else differs.
 
 use core::ops::Range;
 use std::collections::BTreeMap;
