@@ -468,7 +468,7 @@ mod tests {
     use super::*;
 
     /// A member at the origin, in every layer.
-    fn member(slot: u32, r2: f32) -> Member {
+    pub(super) fn member(slot: u32, r2: f32) -> Member {
         Member {
             slot,
             r2,

@@ -163,24 +163,16 @@ fn insertion_sort(members: &mut [Member], mut placed: impl FnMut(u32, u32)) -> u
 
 #[cfg(test)]
 mod tests {
-    use bevy_ecs::entity::Entity;
-
     use super::*;
     use crate::grid::NO_CELL;
 
     /// A member at `x` on the first axis; even slots are observers.
     fn member(slot: u32, x: f32) -> Member {
+        let r2 = if slot.is_multiple_of(2) { 4.0 } else { -1.0 };
         Member {
-            slot,
-            r2: if slot.is_multiple_of(2) { 4.0 } else { -1.0 },
             p: [x, 0.0, 0.0],
             start_p: [x, 0.0, 0.0],
-            stepping: false,
-            jumped: false,
-            seen_by: u32::MAX,
-            sees: u32::MAX,
-            rect: false,
-            entity: Entity::PLACEHOLDER,
+            ..super::super::tests::member(slot, r2)
         }
     }
 
