@@ -15,7 +15,7 @@ use bevy_aoi::prelude::*;
 use bevy_app::App;
 use bevy_ecs::prelude::*;
 
-use crate::{Draws, Rng, allocated_bytes};
+use crate::{Draws, Rng, allocated_bytes, harness::INDEXES};
 
 const WAVE: usize = 100_000;
 
@@ -49,8 +49,18 @@ fn shift(app: &mut App, dx: f32) {
 #[test]
 #[ignore = "100k-entity waves: .ci/run runs it in release with -- --ignored"]
 fn memory_returns_to_its_level_after_waves_of_churn() {
+    for index in INDEXES {
+        churn_on(index);
+    }
+}
+
+/// Eight waves on one index.
+fn churn_on(index: IndexKind) {
     let mut app = App::new();
-    app.add_plugins(AoiPlugin::default());
+    app.add_plugins(AoiPlugin {
+        index,
+        ..Default::default()
+    });
     app.insert_resource(AoiSettings {
         parallel: false,
         ..Default::default()
@@ -79,7 +89,7 @@ fn memory_returns_to_its_level_after_waves_of_churn() {
         );
         let level = app.world().aoi_index_bytes();
         println!(
-            "churn wave {wave}: {WAVE} spawned, moved 1e6 away and back, despawned: {:.2} s, \
+            "churn {index:?} wave {wave}: {WAVE} spawned, moved 1e6 away and back, despawned: {:.2} s, \
              {} cells at peak; the index holds {:.1} MB, the process {:.1} MB",
             start.elapsed().as_secs_f64(),
             spawned.cells,
@@ -93,7 +103,7 @@ fn memory_returns_to_its_level_after_waves_of_churn() {
     for (wave, &level) in levels.iter().enumerate().skip(1) {
         assert!(
             level <= first + first / 20,
-            "wave {wave} left the index holding {level} bytes, more than 5% over wave 0's {first}: \
+            "{index:?}: wave {wave} left the index holding {level} bytes, more than 5% over wave 0's {first}: \
              something grows with churn"
         );
     }
