@@ -36,9 +36,10 @@ impl Plane {
     }
 }
 
-/// How the index finds the entities near a view. Both give the same results, messages in the
-/// same kind of deterministic order, and support every rule and view shape; they differ in cost
-/// (the README's "Which index" table has measured ratios).
+/// How the index finds the entities near a view. Both support every rule and view shape and give
+/// the same `InterestSet`s and the same messages; the order of one update's messages may differ
+/// between them, but for each it is deterministic (the same whatever the number of threads). They
+/// differ in cost (the README's "Which index" table has measured ratios).
 ///
 /// Chosen once, on the plugin. Parses from `grid` and `sorted-axes` (for command lines and
 /// configuration files).
