@@ -4,7 +4,7 @@
 //! the scans, [`Grid::restore_order`] compacts the tombstones and re-sorts by insertion, whose work
 //! follows the moves (a tick's steps pass few neighbours), or by one stable sort when many members
 //! arrived. A scan then narrows a cell to its slab ([`Grid::slab`]): the members whose first
-//! coordinate is within reach, found by binary search.
+//! coordinate is within reach, its two ends galloped outward from the scanning entity's own index.
 
 use core::ops::Range;
 
