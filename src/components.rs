@@ -206,6 +206,11 @@ impl ViewRect {
 )]
 pub struct InterestSet {
     targets: Vec<Entity>,
+    /// The tier of each target, in the same order; empty for an observer without
+    /// [`ViewTiers`](crate::ViewTiers) (every target in tier 0).
+    tiers: Vec<u8>,
+    /// Targets waiting for the observer's [`EnterBudget`](crate::EnterBudget).
+    waiting: u32,
 }
 
 impl InterestSet {
@@ -234,6 +239,28 @@ impl InterestSet {
         self.targets.is_empty()
     }
 
+    /// The tier of `target` if it is seen ([`ViewTiers`](crate::ViewTiers): 0 is the nearest
+    /// ring; always 0 for an observer without tiers). `O(log n)`, a binary search.
+    pub fn tier_of(&self, target: Entity) -> Option<u8> {
+        let at = self.targets.binary_search(&target).ok()?;
+        Some(self.tiers.get(at).copied().unwrap_or(0))
+    }
+
+    /// The seen targets with their tiers, in ascending [`Entity`] order. `O(1)` to start.
+    pub fn iter_with_tiers(&self) -> impl ExactSizeIterator<Item = (Entity, u8)> + '_ {
+        let tiered = !self.tiers.is_empty();
+        self.targets
+            .iter()
+            .enumerate()
+            .map(move |(i, &t)| (t, if tiered { self.tiers[i] } else { 0 }))
+    }
+
+    /// How many targets qualify to enter but wait for the observer's
+    /// [`EnterBudget`](crate::EnterBudget) (0 without a budget), as of the last AOI update.
+    pub fn waiting(&self) -> usize {
+        self.waiting as usize
+    }
+
     /// Moves the buffer out (the interest computation edits it and puts it back).
     pub(crate) fn take(&mut self) -> Vec<Entity> {
         core::mem::take(&mut self.targets)
@@ -248,6 +275,32 @@ impl InterestSet {
     /// Empties the set, keeping the buffer.
     pub(crate) fn clear(&mut self) {
         self.targets.clear();
+        self.tiers.clear();
+        self.waiting = 0;
+    }
+
+    /// Whether the set holds exactly `seen` (sorted by entity; tiers empty when untiered) and
+    /// `waiting`.
+    pub(crate) fn holds(&self, seen: &[(Entity, u8)], tiered: bool, waiting: u32) -> bool {
+        self.waiting == waiting
+            && self.targets.len() == seen.len()
+            && self.targets.iter().zip(seen).all(|(t, s)| *t == s.0)
+            && (if tiered {
+                self.tiers.iter().eq(seen.iter().map(|s| &s.1))
+            } else {
+                self.tiers.is_empty()
+            })
+    }
+
+    /// Replaces the contents with `seen` (sorted by entity), keeping tiers only when `tiered`.
+    pub(crate) fn assign(&mut self, seen: &[(Entity, u8)], tiered: bool, waiting: u32) {
+        self.targets.clear();
+        self.targets.extend(seen.iter().map(|s| s.0));
+        self.tiers.clear();
+        if tiered {
+            self.tiers.extend(seen.iter().map(|s| s.1));
+        }
+        self.waiting = waiting;
     }
 
     /// Adds `target` in its place.

@@ -3,11 +3,18 @@
 
 use bevy_ecs::{entity::Entity, world::World};
 
-use crate::{grid::dist2, index::AoiIndex, rules::AoiVisibility, visibility::sees};
+use crate::{
+    components::{InterestSet, ViewRange, ViewRect},
+    grid::dist2,
+    index::AoiIndex,
+    rules::AoiVisibility,
+    visibility::sees,
+};
 
 /// Why an observer does or does not see a target, as of the last AOI update (what its
 /// [`InterestSet`](crate::InterestSet) says). [`Self::is_visible`] is exactly whether the set
-/// holds the target.
+/// holds the target (for observers with view-model components, through
+/// [`Self::ViewModel`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ViewExplanation {
     /// The observer is not tracked: it has no `Position` (or the plugin is not added).
@@ -63,6 +70,16 @@ pub enum ViewExplanation {
         /// The observer's half height.
         half_height: f32,
     },
+    /// The observer has view-model components ([`ViewHysteresis`](crate::ViewHysteresis),
+    /// [`EnterBudget`](crate::EnterBudget), [`ViewTiers`](crate::ViewTiers)) and the rules
+    /// allow the pair: whether the target is shown also depends on the past (held by the
+    /// margin, lingering, or waiting for the budget).
+    ViewModel {
+        /// Whether its set holds the target.
+        shown: bool,
+        /// Whether the contract's test (the view itself, not grown by the margin) holds now.
+        within_view: bool,
+    },
 }
 
 impl ViewExplanation {
@@ -80,6 +97,7 @@ impl ViewExplanation {
                 half_width,
                 half_height,
             } => dx.abs() <= half_width && dy.abs() <= half_height,
+            Self::ViewModel { shown, .. } => shown,
             _ => false,
         }
     }
@@ -147,7 +165,24 @@ impl AoiWorldExt for World {
         let Some(index) = self.get_resource::<AoiIndex>() else {
             return ViewExplanation::ObserverNotTracked;
         };
-        explain(index, observer, target)
+        let answer = explain(index, observer, target);
+        let owned = index.slot_of(observer).is_some_and(|s| index.slots[s as usize].owned);
+        // The index's view of an owned observer is grown by its margin: judge the view itself.
+        let within_view = match answer {
+            _ if !owned => return answer,
+            ViewExplanation::Always => true,
+            ViewExplanation::Distance { squared_distance, .. } => self
+                .get::<ViewRange>(observer)
+                .is_some_and(|r| squared_distance <= r.radius * r.radius),
+            ViewExplanation::Rectangle { dx, dy, .. } => self
+                .get::<ViewRect>(observer)
+                .is_some_and(|v| dx.abs() <= v.half_width && dy.abs() <= v.half_height),
+            _ => return answer,
+        };
+        let shown = self
+            .get::<InterestSet>(observer)
+            .is_some_and(|set| set.contains(target));
+        ViewExplanation::ViewModel { shown, within_view }
     }
 
     fn aoi_index_bytes(&self) -> usize {

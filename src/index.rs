@@ -48,6 +48,14 @@ pub(crate) struct AoiIndex {
     pub wide: WideObservers,
     /// Number of indexed observers.
     pub observers: usize,
+    /// Number of slots the view layer owns ([`Slot::owned`]): while 0 the engine has no owned
+    /// observers to skip.
+    pub owned: usize,
+    /// Entities that became owned this update, with the layers they were in before (what their
+    /// shown targets were counted with for `Watched`).
+    pub newly_owned: Vec<(Entity, u32)>,
+    /// Owned slots the view layer gave back this update ([`Self::release`]).
+    released: Vec<u32>,
     /// The largest step of this tick's stepping targets, with slack (0 between ticks).
     pub step_reach: f32,
     /// How many changed slots only stepped, in the last tick that had changes.
@@ -79,6 +87,9 @@ impl AoiIndex {
             always: BTreeMap::new(),
             wide: WideObservers::default(),
             observers: 0,
+            owned: 0,
+            newly_owned: Vec::new(),
+            released: Vec::new(),
             step_reach: 0.0,
             stepped: 0,
             relinks: 0,
@@ -92,8 +103,9 @@ impl AoiIndex {
     }
 
     /// Pushes every observer that sees slot `s` now into `out` (the grid around it within the
-    /// ordinary reach, then the wide observers). `cells` is a scratch buffer. Only valid between
-    /// ticks (no slot on the shortlist).
+    /// ordinary reach, then the wide observers), except those the view layer owns (it knows what
+    /// they show). `cells` is a scratch buffer. Only valid between ticks (no slot on the
+    /// shortlist).
     pub fn observers_seeing(&self, s: u32, cells: &mut Vec<u32>, out: &mut Vec<Entity>) {
         let t = self.slots[s as usize].target();
         cells.clear();
@@ -109,7 +121,9 @@ impl AoiIndex {
                 0
             };
             let near = observer_slab(&self.grid, c, hint, &t, self.ordinary_reach()).unwrap_or(0..0);
-            let found = cell.members[near].iter().filter(|m| m.slot != s && m.r2 >= 0.0);
+            // Observers the view layer owns are the layer's to list.
+            let found = (cell.members[near].iter())
+                .filter(|m| m.slot != s && m.r2 >= 0.0 && !(self.owned > 0 && self.shown_by_layer(m.slot)));
             out.extend(
                 found
                     .filter(|m| sees(&observer_of(m, instance, &self.slots), &t))
@@ -118,8 +132,32 @@ impl AoiIndex {
         }
         for &w in &self.wide.slots {
             let o = &self.slots[w as usize];
-            if w != s && sees(&o.observer_at(o.p), &t) {
+            if w != s && !self.shown_by_layer(w) && sees(&o.observer_at(o.p), &t) {
                 out.push(o.entity);
+            }
+        }
+    }
+
+    /// Gives slot `s` back to the pair engine once this update's messages are written (the
+    /// view layer let it go; until then the engine's pairs for it are still not its messages).
+    pub fn release(&mut self, s: u32) {
+        if self.slots[s as usize].owned {
+            self.released.push(s);
+        }
+    }
+
+    /// Whether the view layer owns slot `s`'s set now (owned, and not released this update).
+    pub fn shown_by_layer(&self, s: u32) -> bool {
+        self.slots[s as usize].owned && !self.released.contains(&s)
+    }
+
+    /// Ends the update for the view layer: the slots it released are the engine's again.
+    pub fn end_release(&mut self) {
+        for s in self.released.drain(..) {
+            let slot = &mut self.slots[s as usize];
+            if slot.owned {
+                slot.owned = false;
+                self.owned -= 1;
             }
         }
     }
@@ -154,15 +192,17 @@ impl AoiIndex {
 
     /// Records the current state of `entity` (`None`: no `Position` any more, or despawned).
     /// Cheap when nothing differs from what is indexed.
-    pub fn observe(&mut self, entity: Entity, state: Option<(&Position, Sight, Rules)>) {
+    pub fn observe(&mut self, entity: Entity, state: Option<(&Position, Sight, Rules, bool)>) {
         let s = match (self.by_entity.get(&entity), state) {
             (Some(&s), _) => s,
             (None, Some(_)) => self.alloc_slot(entity),
             (None, None) => return,
         };
-        let (has_position, p, sight, rules) = match state {
-            Some((pos, sight, rules)) => (true, self.plane.project(pos.x, pos.y, pos.z), sight, rules),
-            None => (false, [0.0; 3], Sight::Blind, Rules::default()),
+        let (has_position, p, sight, rules, layered) = match state {
+            Some((pos, sight, rules, layered)) => {
+                (true, self.plane.project(pos.x, pos.y, pos.z), sight, rules, layered)
+            }
+            None => (false, [0.0; 3], Sight::Blind, Rules::default(), false),
         };
         let problem = if has_position {
             bad_input(p, sight, self.bounds.as_ref(), self.plane.dims())
@@ -179,9 +219,15 @@ impl AoiIndex {
                 let r2 = rect_r2(half);
                 (r2, r2.sqrt(), Some(half))
             }
-            Sight::Blind | Sight::Both => (-1.0, 0.0, None),
+            Sight::Blind | Sight::Bad(_) => (-1.0, 0.0, None),
         };
         let slot = &mut self.slots[s as usize];
+        if layered && !slot.owned {
+            // The view layer takes it over from this update, with what it showed until now.
+            slot.owned = true;
+            self.owned += 1;
+            self.newly_owned.push((entity, slot.rules.member));
+        }
         if let Some(why) = problem
             && !slot.warned
         {
@@ -193,6 +239,7 @@ impl AoiIndex {
             && slot.r2.to_bits() == r2.to_bits()
             && slot.rect.map(|h| h.map(f32::to_bits)) == rect.map(|h| h.map(f32::to_bits))
             && slot.rules == rules
+            && slot.layered == layered
             && (!in_grid || slot.p == p)
         {
             return;
@@ -223,6 +270,7 @@ impl AoiIndex {
         slot.radius = radius;
         slot.rect = rect;
         slot.rules = rules;
+        slot.layered = layered;
         if slot.is_observer() {
             *self.radii.entry(slot.radius.to_bits()).or_default() += 1;
             self.observers += 1;
@@ -449,6 +497,10 @@ impl AoiIndex {
                     "a slot without Position should have left the grid"
                 );
                 let entity = slot.entity;
+                if slot.owned {
+                    slot.owned = false;
+                    self.owned -= 1;
+                }
                 self.by_entity.remove(&entity);
                 // Free the buffer: a reused slot should not inherit another entity's capacity.
                 self.lists[s] = Vec::new();

@@ -54,6 +54,8 @@ pub(crate) struct PairEngine {
     taken: Vec<Vec<u32>>,
     /// Their `InterestSet` buffers, moved out likewise.
     taken_sets: Vec<Vec<Entity>>,
+    /// Buffers the engine edits for observers the view layer owns (their sets are the layer's).
+    spare_sets: Vec<Vec<Entity>>,
     tag: u32,
     /// Leaves of observers that stopped observing, in shortlist order.
     stopped_leaves: Vec<(u32, u32)>,
@@ -115,9 +117,10 @@ impl PairEngine {
         self.in_use = 2 * tasks;
         if let Some(watch) = &mut self.watch {
             // What changed observers saw (their lists, still in place) stops counting, with the
-            // layers they had; what they see after the recompute counts below.
+            // layers they had; what they see after the recompute counts below. The view layer
+            // counts for the observers it owns.
             for ch in &index.changes {
-                if watch.counts(ch.old_rules.member) {
+                if watch.counts(ch.old_rules.member) && !index.slots[ch.slot as usize].owned {
                     let list = &index.lists[ch.slot as usize];
                     list.iter().for_each(|&t| watch.dec(index.entities[t as usize]));
                 }
@@ -130,6 +133,12 @@ impl PairEngine {
         // nothing before or after cost no component access (sparse maps are mostly those).
         self.taken_sets.clear();
         for (&o, old) in self.order.iter().zip(&self.taken) {
+            // The view layer writes the sets of the observers it owns: the engine edits a spare
+            // buffer for them, returned below.
+            if index.slots[o as usize].owned {
+                self.taken_sets.push(self.spare_sets.pop().unwrap_or_default());
+                continue;
+            }
             let set = if old.is_empty() {
                 None
             } else {
@@ -140,13 +149,19 @@ impl PairEngine {
         self.recompute_observers(index, parallel, tasks);
         if let Some(watch) = &mut self.watch {
             for &o in &self.order {
-                if watch.counts(index.slots[o as usize].rules.member) {
+                let slot = &index.slots[o as usize];
+                if watch.counts(slot.rules.member) && !slot.owned {
                     let list = &index.lists[o as usize];
                     list.iter().for_each(|&t| watch.inc(index.entities[t as usize]));
                 }
             }
         }
-        for (&o, targets) in self.order.iter().zip(self.taken_sets.drain(..)) {
+        for (&o, mut targets) in self.order.iter().zip(self.taken_sets.drain(..)) {
+            if index.slots[o as usize].owned {
+                targets.clear();
+                self.spare_sets.push(targets);
+                continue;
+            }
             // No capacity: never taken and still empty, or taken empty and still empty; either
             // way the component already holds this empty set.
             if targets.capacity() == 0 {
@@ -190,6 +205,13 @@ impl PairEngine {
         self.stopped_observers.clear();
         for ch in &index.changes {
             let s = ch.slot as usize;
+            if index.slots[s].owned {
+                // The view layer sends its leaves.
+                if !index.slots[s].is_observer() {
+                    index.lists[s].clear();
+                }
+                continue;
+            }
             if !index.slots[s].is_observer() && !index.lists[s].is_empty() {
                 self.stopped_observers.push(ch.slot);
                 for t in index.lists[s].drain(..) {
@@ -328,6 +350,7 @@ impl PairEngine {
             self.edits.push((o, Edit::Insert(t)));
             if let Some(watch) = &mut self.watch
                 && watch.counts(index.slots[o as usize].rules.member)
+                && !index.slots[o as usize].owned
             {
                 watch.inc(index.entities[t as usize]);
             }
@@ -342,6 +365,7 @@ impl PairEngine {
             self.edits.push((o, Edit::Remove(t)));
             if let Some(watch) = &mut self.watch
                 && watch.counts(index.slots[o as usize].rules.member)
+                && !index.slots[o as usize].owned
             {
                 watch.dec(index.entities[t as usize]);
             }

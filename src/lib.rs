@@ -18,6 +18,7 @@ mod slot;
 mod systems;
 #[cfg(feature = "transform")]
 mod transform;
+mod view_model;
 mod visibility;
 mod watch;
 mod wide;
@@ -25,7 +26,7 @@ mod wide;
 pub use components::{InterestSet, Position, ViewRange, ViewRect};
 pub use config::{AoiBounds, CellSize, IndexKind, Plane};
 pub use explain::{AoiWorldExt, ViewExplanation};
-pub use messages::{EnterView, LeaveView};
+pub use messages::{EnterView, LeaveView, TierChanged};
 pub use plugin::{AoiPlugin, AoiSystems};
 #[cfg(feature = "replicon")]
 pub use replicon::{AoiClient, AoiReplicationPlugin};
@@ -33,6 +34,7 @@ pub use rules::{AoiInstance, AoiLayers, AoiVisibility, Watched, WatchedRule, Wat
 pub use settings::{AoiSettings, AoiStats};
 #[cfg(feature = "transform")]
 pub use transform::AoiTransformSync;
+pub use view_model::{EnterBudget, ViewHysteresis, ViewTiers};
 
 /// Everything a game needs: `use bevy_aoi::prelude::*;`.
 pub mod prelude {
@@ -40,8 +42,8 @@ pub mod prelude {
     pub use crate::AoiTransformSync;
     pub use crate::{
         AoiBounds, AoiInstance, AoiLayers, AoiPlugin, AoiSettings, AoiStats, AoiSystems, AoiVisibility, AoiWorldExt,
-        CellSize, EnterView, IndexKind, InterestSet, LeaveView, Plane, Position, ViewExplanation, ViewRange, ViewRect,
-        Watched, WatchedRule, Watchers,
+        CellSize, EnterBudget, EnterView, IndexKind, InterestSet, LeaveView, Plane, Position, TierChanged,
+        ViewExplanation, ViewHysteresis, ViewRange, ViewRect, ViewTiers, Watched, WatchedRule, Watchers,
     };
     #[cfg(feature = "replicon")]
     pub use crate::{AoiClient, AoiReplicationPlugin};

@@ -62,6 +62,9 @@ pub struct EnterView {
     pub observer: Entity,
     /// The entity it now sees.
     pub target: Entity,
+    /// The target's distance tier ([`ViewTiers`](crate::ViewTiers)): 0 is the nearest ring; always
+    /// 0 for an observer without tiers.
+    pub tier: u8,
 }
 
 /// `observer` stopped seeing `target` this update (moved apart, range shrank, either side lost
@@ -81,4 +84,28 @@ pub struct LeaveView {
     pub observer: Entity,
     /// The entity it no longer sees (may be despawned).
     pub target: Entity,
+    /// The tier the target was in until now ([`ViewTiers`](crate::ViewTiers)); always 0 for an
+    /// observer without tiers.
+    pub tier: u8,
+}
+
+/// A target `observer` keeps seeing moved to another distance tier of its
+/// [`ViewTiers`](crate::ViewTiers) this update (enters and leaves carry their tier instead).
+///
+/// Written in [`AoiSystems::WriteMessages`](crate::AoiSystems) after the update's
+/// [`EnterView`]s and [`LeaveView`]s, in a deterministic order; same delivery as [`EnterView`].
+#[derive(Message, EntityEvent, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "bevy_reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Debug, PartialEq, Hash)
+)]
+pub struct TierChanged {
+    /// The observer, the entity with the [`ViewTiers`](crate::ViewTiers) (the event target).
+    #[event_target]
+    pub observer: Entity,
+    /// The target it sees.
+    pub target: Entity,
+    /// Its tier now (0 is the nearest ring).
+    pub tier: u8,
 }

@@ -12,13 +12,14 @@ use crate::{
     config::{AoiBounds, CellSize, IndexKind, Plane, validate},
     index::AoiIndex,
     interest::PairEngine,
-    messages::{EnterView, LeaveView},
+    messages::{EnterView, LeaveView, TierChanged},
     rules::{PendingWatchers, WatchedRule},
     settings::{AoiSettings, AoiStats},
     systems::{
         AoiPairEngine, compute_interest, trigger_messages, update_index, update_watched, update_watchers,
         write_messages,
     },
+    view_model::layer::{ViewLayer, update_view_layer},
     watch::WatchTracker,
 };
 
@@ -39,8 +40,8 @@ pub enum AoiSystems {
     /// frame's positions and rules (the [`Watched`](crate::Watched) marker changes are queued
     /// as commands, visible to systems after [`AoiSystems::Last`]).
     ComputeInterest,
-    /// Writes [`EnterView`]/[`LeaveView`] (and triggers them, if enabled). When it ends, this
-    /// frame's messages are readable.
+    /// Writes [`EnterView`]/[`LeaveView`]/[`TierChanged`] (and triggers them, if enabled). When
+    /// it ends, this frame's messages are readable.
     WriteMessages,
     /// Runs last. Empty, except with the `replicon` feature's `AoiReplicationPlugin`, which
     /// updates replicon's client visibility here (in `PostUpdate`): when it ends, every client
@@ -124,12 +125,18 @@ impl Plugin for AoiPlugin {
             .register_type::<crate::Watched>()
             .register_type::<AoiSettings>()
             .register_type::<AoiStats>()
+            .register_type::<crate::ViewHysteresis>()
+            .register_type::<crate::EnterBudget>()
+            .register_type::<crate::ViewTiers>()
             .register_type::<EnterView>()
-            .register_type::<LeaveView>();
+            .register_type::<LeaveView>()
+            .register_type::<TierChanged>();
         #[cfg(all(feature = "bevy_reflect", feature = "transform"))]
         app.register_type::<crate::AoiTransformSync>();
         app.add_message::<EnterView>()
             .add_message::<LeaveView>()
+            .add_message::<TierChanged>()
+            .init_resource::<ViewLayer>()
             .init_resource::<AoiSettings>()
             .init_resource::<AoiStats>()
             .init_resource::<PendingRemovals>()
@@ -152,7 +159,12 @@ impl Plugin for AoiPlugin {
                 schedule,
                 (
                     update_index.in_set(AoiSystems::UpdateIndex),
-                    (compute_interest, update_watchers, crate::self_check::self_check)
+                    (
+                        compute_interest,
+                        update_view_layer,
+                        update_watchers,
+                        crate::self_check::self_check,
+                    )
                         .chain()
                         .in_set(AoiSystems::ComputeInterest),
                     write_messages.in_set(AoiSystems::WriteMessages),

@@ -43,7 +43,9 @@ pub struct AoiSettings {
     /// radius and the rules, and counted in [`AoiStats::self_check_divergences`]. A checked
     /// update costs `O(n²)` rule tests for `n` tracked entities (10^8 at 10k: a fraction of a
     /// second on one core): meant for tests, staging servers and bug hunts, with a large
-    /// interval in production.
+    /// interval in production. Observers with view-model components
+    /// ([`ViewHysteresis`](crate::ViewHysteresis), [`EnterBudget`](crate::EnterBudget),
+    /// [`ViewTiers`](crate::ViewTiers)) are not checked: their sets depend on the past.
     pub self_check_every: u32,
 }
 
@@ -109,6 +111,17 @@ pub struct AoiStats {
     pub enters: usize,
     /// `LeaveView` messages of the last update.
     pub leaves: usize,
+    /// Targets shown only thanks to [`ViewHysteresis`](crate::ViewHysteresis) after the last
+    /// update: beyond their observer's view, within its margin or lingering.
+    pub held: usize,
+    /// Of the targets held at the start of the last update, those back within the view: each
+    /// avoided a `LeaveView` and an `EnterView`.
+    pub returned: usize,
+    /// Targets that qualify to enter but wait for their observer's
+    /// [`EnterBudget`](crate::EnterBudget), summed over observers.
+    pub waiting: usize,
+    /// [`TierChanged`](crate::TierChanged) messages of the last update.
+    pub tier_changes: usize,
     /// Updates the self-check mode has checked since the plugin was added (a running total).
     pub self_checks: u64,
     /// Checked updates that found a set differing from brute force (a running total; 0 unless

@@ -56,6 +56,12 @@ pub(crate) struct Slot {
     pub jumped: bool,
     /// Layers, visibility mode and instance.
     pub rules: Rules,
+    /// It is an observer with a view-model component ([`crate::view_model`]); its radius or
+    /// rectangle here is grown by its hysteresis margin.
+    pub layered: bool,
+    /// The view layer owns its `InterestSet`, messages and `Watched` counts (from the update it
+    /// became layered until the layer hands it back); the pair engine only keeps its list.
+    pub owned: bool,
 }
 
 impl Slot {
@@ -78,6 +84,8 @@ impl Slot {
             stepping: false,
             jumped: false,
             rules: Rules::default(),
+            layered: false,
+            owned: false,
         }
     }
 
@@ -200,8 +208,8 @@ pub(crate) enum Sight {
     Radius(f32),
     /// A [`ViewRect`](crate::ViewRect)'s half extents.
     Rect([f32; 2]),
-    /// Both components: bad input.
-    Both,
+    /// Bad input found in the components, and why.
+    Bad(&'static str),
 }
 
 /// Why an entity is kept out of the index.
@@ -226,6 +234,6 @@ pub(crate) fn bad_input(p: [f32; 3], sight: Sight, bounds: Option<&AoiBounds>, d
             Some("it has a ViewRect, which needs a 2D plane (Plane::XY or Plane::XZ), and the plugin uses Plane::XYZ")
         }
         Sight::Rect(_) => None,
-        Sight::Both => Some("it has both ViewRange and ViewRect: keep one"),
+        Sight::Bad(why) => Some(why),
     }
 }

@@ -7,10 +7,11 @@ use crate::{
     components::{InterestSet, PendingRemovals, Position, ViewRange, ViewRect},
     index::AoiIndex,
     interest::{Edit, PairEngine, Parallelism},
-    messages::{EnterView, LeaveView},
+    messages::{EnterView, LeaveView, TierChanged},
     rules::{AoiInstance, AoiLayers, AoiVisibility, PendingWatchers, Watchers},
     settings::{AoiSettings, AoiStats},
     slot::Sight,
+    view_model::{EnterBudget, ViewHysteresis, ViewTiers, layer::ViewLayer},
     visibility::Rules,
 };
 
@@ -22,6 +23,13 @@ type Tracked = (
     Option<&'static AoiLayers>,
     Option<&'static AoiVisibility>,
     Option<&'static AoiInstance>,
+    ViewModel,
+);
+/// An observer's view-model components.
+type ViewModel = (
+    Option<&'static ViewHysteresis>,
+    Has<EnterBudget>,
+    Option<&'static ViewTiers>,
 );
 /// Entities whose position, range or rules were written since the last AOI update.
 type Moved = Or<(
@@ -31,18 +39,33 @@ type Moved = Or<(
     Changed<AoiLayers>,
     Changed<AoiVisibility>,
     Changed<AoiInstance>,
+    Changed<ViewHysteresis>,
+    Changed<EnterBudget>,
+    Changed<ViewTiers>,
 )>;
 
-/// The index's view of one entity's [`Tracked`] components.
+/// The index's view of one entity's [`Tracked`] components: its position, its view (grown by
+/// its hysteresis margin), its rules, and whether it has view-model components.
 fn state<'a>(
-    (position, range, rect, layers, visibility, instance): QueryItem<'a, 'a, Tracked>,
-) -> (&'a Position, Sight, Rules) {
-    let sight = match (range, rect) {
-        (None, None) => Sight::Blind,
-        (Some(range), None) => Sight::Radius(range.radius),
-        (None, Some(rect)) => Sight::Rect([rect.half_width, rect.half_height]),
-        (Some(_), Some(_)) => Sight::Both,
+    (position, range, rect, layers, visibility, instance, (hysteresis, budget, tiers)): QueryItem<'a, 'a, Tracked>,
+) -> (&'a Position, Sight, Rules, bool) {
+    let margin = hysteresis.map_or(0.0, |h| h.margin);
+    let problem = if margin.is_nan() || margin < 0.0 {
+        Some("its ViewHysteresis margin is negative or NaN")
+    } else {
+        tiers.and_then(ViewTiers::problem)
     };
+    // A bad radius or half extent stays as it is, for the index to report.
+    let grow = |v: f32| if v >= 0.0 { v + margin } else { v };
+    let sight = match (range, rect, problem) {
+        (None, None, _) => Sight::Blind,
+        (Some(_), Some(_), _) => Sight::Bad("it has both ViewRange and ViewRect: keep one"),
+        (_, _, Some(why)) => Sight::Bad(why),
+        (Some(range), None, None) => Sight::Radius(grow(range.radius)),
+        (None, Some(rect), None) => Sight::Rect([grow(rect.half_width), grow(rect.half_height)]),
+    };
+    let layered =
+        matches!(sight, Sight::Radius(_) | Sight::Rect(_)) && (hysteresis.is_some() || budget || tiers.is_some());
     let layers = layers.copied().unwrap_or_default();
     let rules = Rules {
         member: layers.member,
@@ -50,7 +73,7 @@ fn state<'a>(
         mode: visibility.copied().unwrap_or_default(),
         instance: instance.map_or(0, |i| i.0),
     };
-    (position, sight, rules)
+    (position, sight, rules, layered)
 }
 
 /// The interest computation's reusable buffers.
@@ -89,8 +112,6 @@ pub(crate) fn compute_interest(
     stats.changed = index.changes.len();
     if index.changes.is_empty() {
         work.forget_pairs();
-        stats.enters = 0;
-        stats.leaves = 0;
         stats.stepped = 0;
         return;
     }
@@ -107,56 +128,75 @@ pub(crate) fn compute_interest(
     sync_sets(index, work, &mut sets);
     index.end_tick();
     index.stats(&mut stats);
-    stats.enters = work.enters(&index.lists).len();
-    stats.leaves = work.leaves().len();
 }
 
-/// This update's pairs as messages (valid until [`write_messages`] renumbers the slots).
+/// This update's messages: the pair engine's (valid until [`write_messages`] renumbers the
+/// slots), except for the observers the view layer owns, then the layer's.
 fn messages<'a>(
     index: &'a AoiIndex,
     work: &'a PairEngine,
+    layer: &'a ViewLayer,
 ) -> (
-    impl ExactSizeIterator<Item = EnterView> + 'a,
-    impl ExactSizeIterator<Item = LeaveView> + 'a,
+    impl Iterator<Item = EnterView> + 'a,
+    impl Iterator<Item = LeaveView> + 'a,
 ) {
     let entity = |s: u32| index.entities[s as usize];
+    // While no observer is owned, no pair needs the lookup.
+    let any_owned = index.owned > 0;
+    let engine_owns = move |&(o, _): &(u32, u32)| !any_owned || !index.slots[o as usize].owned;
+    let enters = work
+        .enters(&index.lists)
+        .filter(engine_owns)
+        .map(move |(o, t)| EnterView {
+            observer: entity(o),
+            target: entity(t),
+            tier: 0,
+        });
+    let leaves = work.leaves().filter(engine_owns).map(move |(o, t)| LeaveView {
+        observer: entity(o),
+        target: entity(t),
+        tier: 0,
+    });
     (
-        work.enters(&index.lists).map(move |(o, t)| EnterView {
-            observer: entity(o),
-            target: entity(t),
-        }),
-        work.leaves().map(move |(o, t)| LeaveView {
-            observer: entity(o),
-            target: entity(t),
-        }),
+        enters.chain(layer.enters.iter().copied()),
+        leaves.chain(layer.leaves.iter().copied()),
     )
 }
 
-/// Triggers this update's pairs as entity events (added only with `AoiPlugin::entity_events`).
-pub(crate) fn trigger_messages(index: Res<AoiIndex>, work: Res<AoiPairEngine>, mut commands: Commands) {
-    let (enters, leaves) = messages(&index, &work.0);
+/// Triggers this update's messages as entity events (added only with `AoiPlugin::entity_events`).
+pub(crate) fn trigger_messages(
+    index: Res<AoiIndex>,
+    work: Res<AoiPairEngine>,
+    layer: Res<ViewLayer>,
+    mut commands: Commands,
+) {
+    let (enters, leaves) = messages(&index, &work.0, &layer);
     enters.for_each(|ev| commands.trigger(ev));
     leaves.for_each(|ev| commands.trigger(ev));
+    layer.tier_changes.iter().for_each(|&ev| commands.trigger(ev));
 }
 
-/// Writes this update's pairs as messages straight from the engine's buffers (one batch each,
-/// reserved once), then lets the index renumber its slots if they have scattered.
+/// Writes this update's messages straight from the engine's and the view layer's buffers (one
+/// batch each), then lets the index renumber its slots if they have scattered.
 pub(crate) fn write_messages(
     mut index: ResMut<AoiIndex>,
     work: Res<AoiPairEngine>,
+    layer: Res<ViewLayer>,
     mut enter_writer: MessageWriter<EnterView>,
     mut leave_writer: MessageWriter<LeaveView>,
+    mut tier_writer: MessageWriter<TierChanged>,
     mut stats: ResMut<AoiStats>,
 ) {
     {
-        let (enters, leaves) = messages(&index, &work.0);
-        if enters.len() > 0 {
-            enter_writer.write_batch(enters);
-        }
-        if leaves.len() > 0 {
-            leave_writer.write_batch(leaves);
+        let (enters, leaves) = messages(&index, &work.0, &layer);
+        let (enters, leaves) = (enter_writer.write_batch(enters), leave_writer.write_batch(leaves));
+        stats.enters = enters.len();
+        stats.leaves = leaves.len();
+        if !layer.tier_changes.is_empty() {
+            tier_writer.write_batch(layer.tier_changes.iter().copied());
         }
     }
+    index.end_release();
     index.renumber_if_scattered();
     stats.renumbers = index.renumbers();
 }
@@ -171,6 +211,9 @@ fn sync_sets(index: &AoiIndex, work: &PairEngine, sets: &mut Query<&mut Interest
         }
     }
     for &(o, edit) in &work.edits {
+        if index.owned > 0 && index.slots[o as usize].owned {
+            continue;
+        }
         if let Ok(mut set) = sets.get_mut(entity(o)) {
             match edit {
                 Edit::Insert(t) => set.insert(entity(t)),
@@ -185,6 +228,7 @@ fn sync_sets(index: &AoiIndex, work: &PairEngine, sets: &mut Query<&mut Interest
 pub(crate) fn update_watchers(
     index: Res<AoiIndex>,
     work: Res<AoiPairEngine>,
+    layer: Res<ViewLayer>,
     mut pending: ResMut<PendingWatchers>,
     mut watchers: Query<&mut Watchers>,
     mut cells: Local<Vec<u32>>,
@@ -194,7 +238,7 @@ pub(crate) fn update_watchers(
         pending.0.clear();
         return;
     }
-    let (enters, leaves) = messages(&index, &work.0);
+    let (enters, leaves) = messages(&index, &work.0, &layer);
     for e in enters {
         if let Ok(mut w) = watchers.get_mut(e.target) {
             w.push(e.observer);
@@ -211,6 +255,7 @@ pub(crate) fn update_watchers(
         if let Some(s) = index.slot_of(target) {
             index.observers_seeing(s, &mut cells, &mut found);
         }
+        found.extend(layer.observers_showing(target));
         w.replace(found.iter().copied());
     }
 }

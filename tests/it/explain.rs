@@ -18,10 +18,11 @@ fn explanations_agree_with_the_sets_in_random_scenarios() {
         for _ in 0..80 {
             sc.spawn(app.world());
         }
-        let mut checked = 0;
+        let (mut checked, mut view_model) = (0, 0);
         for _ in 0..60 {
             sc.step(app.world());
             sc.step_rules(app.world());
+            sc.step_view_model(app.world());
             app.update();
             let world = app.world();
             let everyone: Vec<Entity> = world.query::<Entity>().iter(world).collect();
@@ -35,12 +36,13 @@ fn explanations_agree_with_the_sets_in_random_scenarios() {
                         "explain_view({o}, {t}) = {why:?} should agree with {o}'s InterestSet"
                     );
                     checked += 1;
+                    view_model += usize::from(matches!(why, ViewExplanation::ViewModel { .. }));
                 }
             }
         }
         assert!(
-            checked > 10_000,
-            "the scenario should explain many pairs (did {checked})"
+            checked > 10_000 && view_model > 100,
+            "the scenario should explain many pairs (did {checked}, {view_model} with view-model features)"
         );
     }
 }

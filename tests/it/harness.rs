@@ -7,6 +7,8 @@ use bevy_aoi::prelude::*;
 use bevy_app::prelude::*;
 use bevy_ecs::{message::MessageCursor, prelude::*};
 
+use crate::model::{self, Allowed, Features};
+
 pub use crate::workload::Rng;
 
 /// Draws the scenarios need on top of the benchmarks' `SplitMix64`.
@@ -66,6 +68,15 @@ pub struct Checked {
     leaves: MessageCursor<LeaveView>,
     /// Oracle's sets after the previous update, per observer.
     prev: BTreeMap<Entity, BTreeSet<Entity>>,
+    /// The view-model state of observers with view-model components.
+    model: BTreeMap<Entity, model::Observer>,
+    /// After this update: the tiers of observers with view-model components (others: all 0),
+    /// their waiting counts, and the tier changes of targets that stayed.
+    tiers: BTreeMap<Entity, BTreeMap<Entity, u8>>,
+    prev_tiers: BTreeMap<Entity, BTreeMap<Entity, u8>>,
+    waiting: BTreeMap<Entity, usize>,
+    tier_changes: model::TierChanges,
+    tier_cursor: MessageCursor<TierChanged>,
     /// Pair state rebuilt from the messages alone.
     pairs: BTreeSet<(Entity, Entity)>,
     /// AOI passes so far (the first update runs two: `PostStartup` and the main schedule).
@@ -91,6 +102,12 @@ impl Checked {
             enters: MessageCursor::default(),
             leaves: MessageCursor::default(),
             prev: BTreeMap::new(),
+            model: BTreeMap::new(),
+            tiers: BTreeMap::new(),
+            prev_tiers: BTreeMap::new(),
+            waiting: BTreeMap::new(),
+            tier_changes: Vec::new(),
+            tier_cursor: MessageCursor::default(),
             pairs: BTreeSet::new(),
             passes: 0,
             watched: BTreeMap::new(),
@@ -106,7 +123,13 @@ impl Checked {
     }
 
     /// The projected point the oracle uses, or `None` if the entity must be out of the index.
-    fn indexed(&self, pos: &Position, range: Option<&ViewRange>, rect: Option<&ViewRect>) -> Option<[f32; 3]> {
+    fn indexed(
+        &self,
+        pos: &Position,
+        range: Option<&ViewRange>,
+        rect: Option<&ViewRect>,
+        features: &Features,
+    ) -> Option<[f32; 3]> {
         let p = match self.plugin.plane {
             Plane::XY => [pos.x, pos.y, 0.0],
             Plane::XZ => [pos.x, pos.z, 0.0],
@@ -125,18 +148,22 @@ impl Checked {
             }
         }
         // Every radius and half extent from 0 to +inf is valid; negative and NaN are not. A
-        // rectangle needs a 2D plane, and an entity has one view or the other.
+        // rectangle needs a 2D plane, and an entity has one view or the other. Bad view-model
+        // components of an observer are bad input too.
         let bad = |v: f32| v.is_nan() || v < 0.0;
         match (range, rect) {
             (Some(_), Some(_)) => return None,
             (Some(r), None) if bad(r.radius) => return None,
             (None, Some(v)) if bad(v.half_width) || bad(v.half_height) || dims == 3 => return None,
+            (Some(_), None) | (None, Some(_)) if features.bad() => return None,
             _ => {}
         }
         Some(p)
     }
 
-    /// Brute force: every observer's exact set, applying the visibility rules.
+    /// Brute force: every observer's exact set, applying the visibility rules, and for
+    /// observers with view-model components the model's set ([`crate::model`]), whose tiers,
+    /// waiting counts and tier changes it records.
     fn oracle(&mut self) -> BTreeMap<Entity, BTreeSet<Entity>> {
         type Row = (
             Entity,
@@ -146,19 +173,20 @@ impl Checked {
             AoiLayers,
             AoiVisibility,
             u32,
+            Features,
         );
         let mut q = self.app.world_mut().query::<(
             Entity,
             &Position,
-            Option<&ViewRange>,
-            Option<&ViewRect>,
+            (Option<&ViewRange>, Option<&ViewRect>),
             Option<&AoiLayers>,
             Option<&AoiVisibility>,
             Option<&AoiInstance>,
+            (Option<&ViewHysteresis>, Option<&EnterBudget>, Option<&ViewTiers>),
         )>();
         let all: Vec<Row> = q
             .iter(self.app.world())
-            .map(|(e, p, r, rect, l, v, i)| {
+            .map(|(e, p, (r, rect), l, v, i, (h, b, t))| {
                 (
                     e,
                     *p,
@@ -167,41 +195,97 @@ impl Checked {
                     l.copied().unwrap_or_default(),
                     v.copied().unwrap_or_default(),
                     i.map_or(0, |i| i.0),
+                    Features {
+                        hysteresis: h.copied(),
+                        budget: b.copied(),
+                        tiers: t.cloned(),
+                    },
                 )
             })
             .collect();
         let targets: Vec<(&Row, [f32; 3])> = all
             .iter()
-            .filter_map(|row| self.indexed(&row.1, row.2.as_ref(), row.3.as_ref()).map(|q| (row, q)))
+            .filter_map(|row| {
+                self.indexed(&row.1, row.2.as_ref(), row.3.as_ref(), &row.7)
+                    .map(|q| (row, q))
+            })
             .collect();
+        // The first update runs the AOI twice (`PostStartup`, then the main schedule).
+        let passes = if self.log.is_empty() { 2 } else { 1 };
         let mut out = BTreeMap::new();
-        for (o, p, r, rect, layers, _, instance) in &all {
+        let mut modelled = BTreeMap::new();
+        self.tiers.clear();
+        self.waiting.clear();
+        self.tier_changes.clear();
+        for (o, p, r, rect, layers, _, instance, features) in &all {
             if r.is_none() && rect.is_none() {
                 continue;
             }
             let mut set = BTreeSet::new();
-            if let Some(po) = self.indexed(p, r.as_ref(), rect.as_ref()) {
-                for ((t, _, _, _, t_layers, t_mode, t_instance), pt) in &targets {
-                    let (dx, dy, dz) = (po[0] - pt[0], po[1] - pt[1], po[2] - pt[2]);
-                    // A disc: the squared distance against the squared radius. A rectangle: each
-                    // axis of the plane against its half extent.
-                    let inside = match (r, rect) {
-                        (Some(r), _) => dx * dx + dy * dy + dz * dz <= r.radius * r.radius,
-                        (None, Some(v)) => dx.abs() <= v.half_width && dy.abs() <= v.half_height,
-                        (None, None) => unreachable!("an observer should have a view"),
-                    };
-                    let near = match t_mode {
-                        AoiVisibility::Hidden => false,
-                        AoiVisibility::Always => true,
-                        AoiVisibility::Normal => inside,
-                    };
-                    if t != o && t_instance == instance && (layers.sees & t_layers.member) != 0 && near {
+            let Some(po) = self.indexed(p, r.as_ref(), rect.as_ref(), features) else {
+                out.insert(*o, set);
+                continue;
+            };
+            let margin = features.margin();
+            let mut allowed = Vec::new();
+            for ((t, _, _, _, t_layers, t_mode, t_instance, _), pt) in &targets {
+                let (dx, dy, dz) = (po[0] - pt[0], po[1] - pt[1], po[2] - pt[2]);
+                let d2 = dx * dx + dy * dy + dz * dz;
+                // A disc: the squared distance against the squared radius. A rectangle: each
+                // axis of the plane against its half extent. `grow` widens the view.
+                let inside = |grow: f32| match (r, rect) {
+                    (Some(r), _) => d2 <= (r.radius + grow) * (r.radius + grow),
+                    (None, Some(v)) => dx.abs() <= v.half_width + grow && dy.abs() <= v.half_height + grow,
+                    (None, None) => unreachable!("an observer should have a view"),
+                };
+                let by_distance = match t_mode {
+                    AoiVisibility::Hidden => continue,
+                    AoiVisibility::Always => false,
+                    AoiVisibility::Normal => true,
+                };
+                if t == o || t_instance != instance || (layers.sees & t_layers.member) == 0 {
+                    continue;
+                }
+                if !features.any() {
+                    if !by_distance || inside(0.0) {
                         set.insert(*t);
                     }
+                    continue;
                 }
+                // Tier rings: discs for a radius, squares for a rectangle.
+                let square = rect.is_some() && r.is_none();
+                allowed.push(Allowed {
+                    target: *t,
+                    d2,
+                    inside: !by_distance || inside(0.0),
+                    inside_grown: !by_distance || inside(margin),
+                    within: Box::new(move |d: f32| {
+                        if square {
+                            dx.abs() <= d && dy.abs() <= d
+                        } else {
+                            d2 <= d * d
+                        }
+                    }),
+                });
+            }
+            if features.any() {
+                let mut model = self
+                    .model
+                    .remove(o)
+                    .unwrap_or_else(|| model::Observer::handed_over(self.prev.get(o).into_iter().flatten().copied()));
+                for _ in 0..passes {
+                    self.tier_changes.extend(model.update(*o, features, &allowed));
+                }
+                set.extend(model.shown.keys().copied());
+                self.tiers
+                    .insert(*o, model.shown.iter().map(|(t, s)| (*t, s.tier)).collect());
+                self.waiting.insert(*o, model.waiting);
+                modelled.insert(*o, model);
             }
             out.insert(*o, set);
         }
+        // Observers without features, or no longer observing, leave the model.
+        self.model = modelled;
         out
     }
 
@@ -314,6 +398,7 @@ impl Checked {
                 );
             }
         }
+        self.check_view_model();
         // 2. Messages are exactly the diff.
         let (enters, leaves) = self.read_messages();
         let mut want_enters = Vec::new();
@@ -355,6 +440,66 @@ impl Checked {
         self.log.push((enters, leaves));
         self.sets_log.push(order);
         self.prev = expected;
+        self.prev_tiers = core::mem::take(&mut self.tiers);
+    }
+
+    /// The tier of `target` for `observer` in `tiers` (0 for observers without view-model
+    /// components).
+    fn tier_in(tiers: &BTreeMap<Entity, BTreeMap<Entity, u8>>, observer: Entity, target: Entity) -> u8 {
+        tiers.get(&observer).and_then(|t| t.get(&target)).copied().unwrap_or(0)
+    }
+
+    /// The view-model clauses: every set's tiers and waiting count, the tiers the messages
+    /// carry, and the tier changes (read before [`Self::read_messages`], which consumes the
+    /// enters and leaves: this reads its own cursors' copies).
+    fn check_view_model(&mut self) {
+        let world = self.app.world();
+        let mut q = world
+            .try_query::<(Entity, &InterestSet)>()
+            .expect("InterestSet should be registered");
+        for (o, set) in q.iter(world) {
+            for (t, tier) in set.iter_with_tiers() {
+                assert_eq!(
+                    tier,
+                    Self::tier_in(&self.tiers, o, t),
+                    "{o} should show {t} in the model's tier"
+                );
+            }
+            let waiting = self.waiting.get(&o).copied().unwrap_or(0);
+            assert_eq!(
+                set.waiting(),
+                waiting,
+                "{o} should have as many targets waiting as the model"
+            );
+        }
+        let mut enters = self.enters.clone();
+        for m in enters.read(world.resource::<Messages<EnterView>>()) {
+            let want = Self::tier_in(&self.tiers, m.observer, m.target);
+            assert_eq!(m.tier, want, "{m:?} should carry the tier its target entered in");
+        }
+        let mut leaves = self.leaves.clone();
+        for m in leaves.read(world.resource::<Messages<LeaveView>>()) {
+            let want = Self::tier_in(&self.prev_tiers, m.observer, m.target);
+            assert_eq!(m.tier, want, "{m:?} should carry the tier its target had");
+        }
+        let mut got: model::TierChanges = self
+            .tier_cursor
+            .read(world.resource::<Messages<TierChanged>>())
+            .map(|m| (m.observer, m.target, m.tier))
+            .collect();
+        got.sort();
+        let mut want = self.tier_changes.clone();
+        want.sort();
+        assert_eq!(
+            got, want,
+            "TierChanged messages should be exactly the model's tier changes"
+        );
+        let stats = world.resource::<AoiStats>();
+        assert_eq!(
+            stats.waiting,
+            self.waiting.values().sum::<usize>(),
+            "AoiStats::waiting should total the waiting targets"
+        );
     }
 
     /// This update's messages, as `(observer, target)` pairs in message order.
@@ -573,6 +718,70 @@ impl Scenario {
                 }
                 _ => {
                     world.entity_mut(e).remove::<Watchers>();
+                }
+            }
+        }
+        n
+    }
+
+    /// Random view-model features: one of hysteresis (margins from 0 to unlimited, lingers of
+    /// 0 to 3 updates), an enter budget (0 to 5) or tiers, now and then bad.
+    fn features(&mut self) -> (Option<ViewHysteresis>, Option<EnterBudget>, Option<ViewTiers>) {
+        match self.rng.below(3) {
+            0 => {
+                let margin = match self.rng.below(20) {
+                    0 => 0.0,
+                    1 => f32::INFINITY,
+                    2 => f32::NAN,
+                    3 => -1.0,
+                    _ => self.rng.range(0.0, 0.5) * self.radius,
+                };
+                let linger_ticks = self.rng.below(4) as u32;
+                (Some(ViewHysteresis { margin, linger_ticks }), None, None)
+            }
+            1 => (None, Some(EnterBudget(self.rng.below(6) as u32)), None),
+            _ => {
+                let n = self.rng.below(4);
+                let mut thresholds: Vec<f32> = (0..n).map(|_| self.rng.range(0.0, 1.2) * self.radius).collect();
+                thresholds.sort_by(f32::total_cmp);
+                if self.rng.chance(0.05) {
+                    thresholds.reverse();
+                    thresholds.push(f32::NAN);
+                }
+                (None, None, Some(ViewTiers::new(thresholds)))
+            }
+        }
+    }
+
+    /// A few random changes of view-model features (hysteresis, budgets, tiers): added on top of
+    /// what an entity has, replaced, or removed. Returns how many changes it made.
+    pub fn step_view_model(&mut self, world: &mut World) -> usize {
+        let n = self.rng.below(4);
+        for done in 0..n {
+            let Some(e) = self.some() else { return done };
+            let mut entity = world.entity_mut(e);
+            match self.rng.below(5) {
+                0 => {
+                    entity.remove::<ViewHysteresis>();
+                }
+                1 => {
+                    entity.remove::<EnterBudget>();
+                }
+                2 => {
+                    entity.remove::<ViewTiers>();
+                }
+                _ => {
+                    let (h, b, t) = self.features();
+                    let mut entity = world.entity_mut(e);
+                    if let Some(h) = h {
+                        entity.insert(h);
+                    }
+                    if let Some(b) = b {
+                        entity.insert(b);
+                    }
+                    if let Some(t) = t {
+                        entity.insert(t);
+                    }
                 }
             }
         }

@@ -7,6 +7,7 @@ mod determinism;
 mod explain;
 mod harness;
 mod mixed_radii;
+mod model;
 mod oracle;
 mod picture;
 mod rect;
@@ -17,6 +18,7 @@ mod self_check;
 mod soak;
 mod stepping;
 mod transform;
+mod view_model;
 #[path = "../../benches/workload.rs"]
 mod workload;
 

@@ -1,0 +1,411 @@
+//! The view layer: what observers with view-model components see, from what the index finds.
+//!
+//! The index treats such an observer (its slot is *owned* by the layer, [`Slot::owned`]) like any
+//! other, with its view grown by its hysteresis margin, but the pair engine leaves its
+//! `InterestSet`, its messages and its `Watched` counts to this layer. Every update the layer
+//! walks each owned observer's index list (what the grown view sees, every rule applied) and
+//! what it showed last update, and decides with the rules of [`crate::view_model`]: holds,
+//! lingers, leaves, enters under the budget, tiers. An observer that gains a view-model
+//! component is handed over with the set it had; one that loses them all gets the plain set
+//! back (only the differences as messages), and is the engine's again from the next update.
+//!
+//! Cost per update: `O(list + shown)` per owned observer, plus sorting its entering candidates
+//! and its set when it changed; nothing at all while no observer has a view-model component.
+
+use bevy_ecs::{entity::EntityHashMap, prelude::*};
+
+use crate::{
+    components::{InterestSet, ViewRange, ViewRect},
+    grid::dist2,
+    index::AoiIndex,
+    messages::{EnterView, LeaveView, TierChanged},
+    rules::AoiVisibility,
+    settings::AoiStats,
+    slot::Slot,
+    systems::AoiPairEngine,
+    view_model::{EnterBudget, ViewHysteresis, ViewTiers, tier_at},
+    visibility::{ObserverState, rect_r2, sees, within},
+    watch::WatchTracker,
+};
+
+/// A shown target's slot when it is no longer tracked.
+const NO_SLOT: u32 = u32::MAX;
+
+/// One target an owned observer shows.
+#[derive(Clone, Copy, Debug)]
+struct Shown {
+    target: Entity,
+    /// Its slot, refreshed when the index renumbered or freed it.
+    slot: u32,
+    /// Consecutive updates spent beyond the grown view.
+    linger: u32,
+    tier: u8,
+    /// Shown only thanks to the hysteresis (beyond the view itself).
+    held: bool,
+    /// Found in the observer's list this update.
+    found: bool,
+    /// Leaving this update.
+    leaving: bool,
+}
+
+/// One owned observer.
+#[derive(Debug)]
+struct Owned {
+    observer: Entity,
+    shown: Vec<Shown>,
+    /// Whether its shown targets count for the `Watched` marker.
+    counted: bool,
+    waiting: u32,
+    /// Its set has not been written by the layer yet.
+    fresh: bool,
+}
+
+/// The layer's state and this update's messages.
+#[derive(Resource, Default)]
+pub(crate) struct ViewLayer {
+    owned: Vec<Owned>,
+    by_observer: EntityHashMap<()>,
+    /// Per slot: the update it was marked in and its place in the observer's `shown`.
+    marks: Vec<(u32, u32)>,
+    epoch: u32,
+    candidates: Vec<(f32, Entity, u32)>,
+    sorted: Vec<(Entity, u8)>,
+    /// This update's messages, written after the engine's.
+    pub enters: Vec<EnterView>,
+    pub leaves: Vec<LeaveView>,
+    pub tier_changes: Vec<TierChanged>,
+}
+
+/// Totals of one update, for [`AoiStats`].
+#[derive(Default)]
+struct Totals {
+    held: usize,
+    returned: usize,
+    waiting: usize,
+}
+
+/// What the layer reads of an owned observer.
+type ObserverItem = (
+    Option<&'static ViewRange>,
+    Option<&'static ViewRect>,
+    Option<&'static ViewHysteresis>,
+    Option<&'static EnterBudget>,
+    Option<&'static ViewTiers>,
+    &'static mut InterestSet,
+);
+
+/// Runs the view layer (see the module doc) after the pair engine.
+pub(crate) fn update_view_layer(
+    mut index: ResMut<AoiIndex>,
+    mut layer: ResMut<ViewLayer>,
+    mut work: ResMut<AoiPairEngine>,
+    mut stats: ResMut<AoiStats>,
+    mut observers: Query<ObserverItem>,
+) {
+    let layer = &mut *layer;
+    layer.enters.clear();
+    layer.leaves.clear();
+    layer.tier_changes.clear();
+    if layer.owned.is_empty() && index.newly_owned.is_empty() {
+        stats.held = 0;
+        stats.returned = 0;
+        stats.waiting = 0;
+        stats.tier_changes = 0;
+        return;
+    }
+    let watch = &mut work.0.watch;
+    for (observer, old_member) in core::mem::take(&mut index.newly_owned) {
+        if layer.by_observer.insert(observer, ()).is_some() {
+            continue;
+        }
+        // Handed over with the set it shows (counted by the engine with its old layers).
+        let shown = observers.get(observer).map_or(Vec::new(), |item| {
+            let set = &item.5;
+            set.iter()
+                .map(|target| Shown {
+                    target,
+                    slot: index.slot_of(target).unwrap_or(NO_SLOT),
+                    linger: 0,
+                    tier: 0,
+                    held: false,
+                    found: false,
+                    leaving: false,
+                })
+                .collect()
+        });
+        layer.owned.push(Owned {
+            observer,
+            shown,
+            counted: watch.as_ref().is_some_and(|w| w.counts(old_member)),
+            waiting: 0,
+            fresh: true,
+        });
+    }
+    if layer.marks.len() < index.slots.len() {
+        layer.marks.resize(index.slots.len(), (0, 0));
+    }
+    let mut totals = Totals::default();
+    let mut owned = core::mem::take(&mut layer.owned);
+    let mut dropped = false;
+    for st in &mut owned {
+        let keep = layer.evaluate(st, &index, &mut observers, watch, &mut totals);
+        if !keep {
+            dropped = true;
+            layer.by_observer.remove(&st.observer);
+            if let Some(s) = index.slot_of(st.observer) {
+                index.release(s);
+            }
+        }
+    }
+    if dropped {
+        owned.retain(|st| layer.by_observer.contains_key(&st.observer));
+    }
+    layer.owned = owned;
+    stats.held = totals.held;
+    stats.returned = totals.returned;
+    stats.waiting = totals.waiting;
+    stats.tier_changes = layer.tier_changes.len();
+}
+
+impl ViewLayer {
+    /// One owned observer's update; `false` when the layer gives it back (it stopped observing
+    /// or has no view-model component any more).
+    fn evaluate(
+        &mut self,
+        st: &mut Owned,
+        index: &AoiIndex,
+        observers: &mut Query<ObserverItem>,
+        watch: &mut Option<WatchTracker>,
+        totals: &mut Totals,
+    ) -> bool {
+        for sn in &mut st.shown {
+            let moved = index.slots.get(sn.slot as usize).is_none_or(|s| s.entity != sn.target);
+            if moved {
+                sn.slot = index.slot_of(sn.target).unwrap_or(NO_SLOT);
+            }
+            sn.found = false;
+            sn.leaving = false;
+        }
+        let slot = index
+            .slot_of(st.observer)
+            .filter(|&s| index.slots[s as usize].is_observer());
+        let o = slot.map(|s| &index.slots[s as usize]);
+        // Counting follows the observer's layers now: recount what it shows if they changed.
+        if let Some(w) = watch {
+            let counts = o.is_some_and(|o| w.counts(o.rules.member));
+            if counts != st.counted {
+                for sn in &st.shown {
+                    if counts { w.inc(sn.target) } else { w.dec(sn.target) }
+                }
+                st.counted = counts;
+            }
+        }
+        let item = observers.get_mut(st.observer).ok();
+        let (Some(s), Some(o), Some(mut item)) = (slot, o, item) else {
+            // No longer observing: everything leaves; the set (if any) is emptied.
+            for sn in &st.shown {
+                self.leave(st.observer, sn, None);
+            }
+            if let Some(mut item) = observers.get_mut(st.observer).ok()
+                && !item.5.holds(&[], false, 0)
+            {
+                item.5.clear();
+            }
+            return false;
+        };
+        let list = &index.lists[s as usize];
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            // Wrapped: no stale mark may match.
+            self.marks.iter_mut().for_each(|m| *m = (0, 0));
+            self.epoch = 1;
+        }
+        let epoch = self.epoch;
+        for (i, sn) in st.shown.iter().enumerate() {
+            if sn.slot != NO_SLOT {
+                self.marks[sn.slot as usize] = (epoch, i as u32);
+            }
+        }
+        let mut dirty = st.fresh;
+        if !o.layered {
+            // Handed back: the set becomes the plain one the index holds.
+            for &t in list {
+                let (e, i) = self.marks[t as usize];
+                if e == epoch {
+                    st.shown[i as usize].found = true;
+                } else {
+                    let target = index.entities[t as usize];
+                    self.enters.push(EnterView {
+                        observer: st.observer,
+                        target,
+                        tier: 0,
+                    });
+                    if st.counted
+                        && let Some(w) = watch
+                    {
+                        w.inc(target);
+                    }
+                }
+            }
+            for sn in st.shown.iter().filter(|sn| !sn.found) {
+                self.leave(st.observer, sn, watch.as_mut().filter(|_| st.counted));
+            }
+            self.sorted.clear();
+            self.sorted
+                .extend(list.iter().map(|&t| (index.entities[t as usize], 0)));
+            self.sorted.sort_unstable();
+            if !item.5.holds(&self.sorted, false, 0) {
+                item.5.assign(&self.sorted, false, 0);
+            }
+            return false;
+        }
+        let (range, rect, hysteresis, budget, tiers) = (item.0, item.1, item.2, item.3, item.4);
+        let (r2, rect) = match (range, rect) {
+            (_, Some(v)) => {
+                let half = [v.half_width, v.half_height];
+                (rect_r2(half), Some(half))
+            }
+            (Some(r), None) => (r.radius * r.radius, None),
+            (None, None) => unreachable!("an indexed observer should have a view component"),
+        };
+        let (margin, linger) = hysteresis.map_or((0.0, 0), |h| (h.margin, h.linger_ticks));
+        let budget = budget.map_or(usize::MAX, |b| b.0 as usize);
+        let thresholds = tiers.map_or(&[][..], |t| &t.thresholds[..]);
+        let po = o.p;
+        // The contract's own test, the view not grown: `Always` targets are within any view.
+        let inside = |t: &Slot| t.rules.mode == AoiVisibility::Always || within(po, r2, rect, t.p);
+        let next_tier = |tier: u8, q: [f32; 3]| {
+            let plain = tier_at(po, q, rect.is_some(), thresholds, 0.0);
+            if plain <= tier {
+                plain
+            } else {
+                tier_at(po, q, rect.is_some(), thresholds, margin).max(tier)
+            }
+        };
+        self.candidates.clear();
+        for &t in list {
+            let ts = &index.slots[t as usize];
+            let (e, i) = self.marks[t as usize];
+            if e != epoch {
+                if inside(ts) {
+                    self.candidates.push((dist2(po, ts.p), ts.entity, t));
+                }
+                continue;
+            }
+            let sn = &mut st.shown[i as usize];
+            sn.found = true;
+            sn.linger = 0;
+            let now_inside = inside(ts);
+            if sn.held && now_inside {
+                totals.returned += 1;
+            }
+            sn.held = !now_inside;
+            let tier = next_tier(sn.tier, ts.p);
+            if tier != sn.tier {
+                sn.tier = tier;
+                dirty = true;
+                self.tier_changes.push(TierChanged {
+                    observer: st.observer,
+                    target: sn.target,
+                    tier,
+                });
+            }
+        }
+        // Shown but not found: beyond the grown view (lingers), or its rules fail (leaves).
+        let rules_only = ObserverState {
+            p: po,
+            r2: f32::INFINITY,
+            rect: None,
+            sees: o.rules.sees,
+            instance: o.rules.instance,
+        };
+        for sn in st.shown.iter_mut().filter(|sn| !sn.found) {
+            let ts = index.slots.get(sn.slot as usize).filter(|ts| ts.entity == sn.target);
+            let allowed = ts.is_some_and(|ts| sees(&rules_only, &ts.target()));
+            sn.linger += 1;
+            if let Some(ts) = ts.filter(|_| allowed && sn.linger <= linger) {
+                sn.held = true;
+                let tier = next_tier(sn.tier, ts.p);
+                if tier != sn.tier {
+                    sn.tier = tier;
+                    dirty = true;
+                    self.tier_changes.push(TierChanged {
+                        observer: st.observer,
+                        target: sn.target,
+                        tier,
+                    });
+                }
+            } else {
+                sn.leaving = true;
+            }
+        }
+        for sn in st.shown.iter().filter(|sn| sn.leaving) {
+            dirty = true;
+            self.leave(st.observer, sn, watch.as_mut().filter(|_| st.counted));
+        }
+        st.shown.retain(|sn| !sn.leaving);
+        // The nearest qualifying targets enter, up to the budget; the others wait.
+        self.candidates
+            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let admitted = self.candidates.len().min(budget);
+        for &(_, target, t) in &self.candidates[..admitted] {
+            let tier = tier_at(po, index.slots[t as usize].p, rect.is_some(), thresholds, 0.0);
+            st.shown.push(Shown {
+                target,
+                slot: t,
+                linger: 0,
+                tier,
+                held: false,
+                found: true,
+                leaving: false,
+            });
+            self.enters.push(EnterView {
+                observer: st.observer,
+                target,
+                tier,
+            });
+            if st.counted
+                && let Some(w) = watch
+            {
+                w.inc(target);
+            }
+            dirty = true;
+        }
+        let waiting = (self.candidates.len() - admitted) as u32;
+        dirty |= waiting != st.waiting;
+        st.waiting = waiting;
+        st.fresh = false;
+        totals.waiting += waiting as usize;
+        totals.held += st.shown.iter().filter(|sn| sn.held).count();
+        if dirty {
+            self.sorted.clear();
+            self.sorted.extend(st.shown.iter().map(|sn| (sn.target, sn.tier)));
+            self.sorted.sort_unstable();
+            let tiered = tiers.is_some();
+            if !item.5.holds(&self.sorted, tiered, waiting) {
+                item.5.assign(&self.sorted, tiered, waiting);
+            }
+        }
+        true
+    }
+
+    /// Records `sn` leaving `observer`'s view (uncounting it when `watch` is given).
+    fn leave(&mut self, observer: Entity, sn: &Shown, watch: Option<&mut WatchTracker>) {
+        self.leaves.push(LeaveView {
+            observer,
+            target: sn.target,
+            tier: sn.tier,
+        });
+        if let Some(w) = watch {
+            w.dec(sn.target);
+        }
+    }
+
+    /// The observers owned by the layer that show `target` now.
+    pub fn observers_showing(&self, target: Entity) -> impl Iterator<Item = Entity> + '_ {
+        self.owned
+            .iter()
+            .filter(move |st| st.shown.iter().any(|sn| sn.target == target))
+            .map(|st| st.observer)
+    }
+}

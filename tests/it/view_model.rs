@@ -1,0 +1,251 @@
+//! The view model (hysteresis, enter budgets, tiers): seeded random scenarios checked against
+//! the oracle's model after every update, and a few walks through each rule.
+
+use bevy_aoi::prelude::*;
+use bevy_ecs::prelude::*;
+
+use crate::harness::{Checked, Scenario, on_each_index};
+
+/// What random runs exercised, from `AoiStats` after each update.
+#[derive(Default, Debug)]
+struct Seen {
+    held: usize,
+    returned: usize,
+    waiting: usize,
+    tier_changes: usize,
+}
+
+/// Drives a seeded scenario on each index where a good share of the observers have view-model
+/// features, toggled at random every tick along with moves, teleports, spawns, despawns, radius
+/// and rectangle changes, bad input and (with `rules`) rule changes. Adds to `seen` what the
+/// runs exercised.
+fn run(seen: &mut Seen, plugin: &AoiPlugin, sc: &Scenario, ticks: usize, population: usize, rules: bool) {
+    for plugin in on_each_index(plugin) {
+        let mut sc = sc.clone();
+        let mut app = Checked::new(plugin);
+        for _ in 0..population {
+            sc.spawn(app.world());
+        }
+        for _ in 0..population / 4 {
+            sc.step_view_model(app.world());
+        }
+        app.update();
+        for _ in 0..ticks {
+            sc.step(app.world());
+            sc.step_view_model(app.world());
+            if rules {
+                sc.step_rules(app.world());
+            }
+            app.update();
+            let stats = app.world().resource::<AoiStats>();
+            seen.held += stats.held;
+            seen.returned += stats.returned;
+            seen.waiting += stats.waiting;
+            seen.tier_changes += stats.tier_changes;
+        }
+    }
+}
+
+impl Seen {
+    fn assert_every_feature(&self) {
+        assert!(
+            self.held > 0 && self.returned > 0 && self.waiting > 0 && self.tier_changes > 0,
+            "the scenarios should exercise every feature: {self:?}"
+        );
+    }
+}
+
+#[test]
+fn random_view_model_scenarios_match_the_model() {
+    let plugin = AoiPlugin::default();
+    let mut seen = Seen::default();
+    for seed in [101, 102, 103] {
+        let sc = Scenario::new(seed, 120.0, 40.0, 20.0, Plane::XY);
+        run(&mut seen, &plugin, &sc, 150, 120, false);
+    }
+    seen.assert_every_feature();
+}
+
+#[test]
+fn random_view_model_scenarios_with_rule_changes_and_watched_match_the_model() {
+    let plugin = AoiPlugin {
+        cell_size: CellSize::Fixed(15.0),
+        watched: Some(WatchedRule {
+            by_layers: 1,
+            linger_ticks: 2,
+        }),
+        ..Default::default()
+    };
+    let mut seen = Seen::default();
+    for seed in [111, 112] {
+        let sc = Scenario::new(seed, 120.0, 40.0, 20.0, Plane::XY);
+        run(&mut seen, &plugin, &sc, 150, 120, true);
+    }
+    seen.assert_every_feature();
+}
+
+#[test]
+fn random_view_model_scenarios_in_xz_and_when_crowded_match_the_model() {
+    let plugin = AoiPlugin {
+        plane: Plane::XZ,
+        ..Default::default()
+    };
+    let mut seen = Seen::default();
+    run(
+        &mut seen,
+        &plugin,
+        &Scenario::new(121, 120.0, 40.0, 20.0, Plane::XZ),
+        120,
+        100,
+        true,
+    );
+    let plugin = AoiPlugin::default();
+    run(
+        &mut seen,
+        &plugin,
+        &Scenario::new(122, 30.0, 25.0, 5.0, Plane::XY),
+        80,
+        150,
+        false,
+    );
+    seen.assert_every_feature();
+}
+
+/// An app with one observer at the origin (radius 10, `features`) and one target at `x`.
+fn pair(features: impl Bundle, x: f32) -> (Checked, Entity, Entity) {
+    let mut app = Checked::new(AoiPlugin::default());
+    let o = app
+        .world()
+        .spawn((Position::new(0.0, 0.0), ViewRange::new(10.0), features))
+        .id();
+    let t = app.world().spawn(Position::new(x, 0.0)).id();
+    app.update();
+    (app, o, t)
+}
+
+/// Moves `t` to `x`, runs a checked update, and says whether `o` shows it.
+fn walk(app: &mut Checked, o: Entity, t: Entity, x: f32) -> bool {
+    app.world().get_mut::<Position>(t).unwrap().x = x;
+    app.update();
+    app.world().get::<InterestSet>(o).unwrap().contains(t)
+}
+
+#[test]
+fn hysteresis_holds_a_target_within_the_margin_and_for_its_linger_ticks() {
+    let hysteresis = ViewHysteresis {
+        margin: 2.0,
+        linger_ticks: 2,
+    };
+    let (mut app, o, t) = pair(hysteresis, 11.0);
+    assert!(
+        !app.world().get::<InterestSet>(o).unwrap().contains(t),
+        "beyond 10 it should not enter"
+    );
+    assert!(walk(&mut app, o, t, 10.0), "on the radius it should enter");
+    let enters = app.total_enters;
+    for x in [11.5, 12.0, 9.0, 12.0, 11.0] {
+        assert!(walk(&mut app, o, t, x), "within radius + margin ({x}) it should stay");
+    }
+    assert_eq!(
+        app.total_enters, enters,
+        "coming back within the margin should cause no message"
+    );
+    assert_eq!(app.total_leaves, 0, "within the margin nothing should leave");
+    // Beyond 12: two updates of grace, then it leaves.
+    assert!(walk(&mut app, o, t, 12.5), "first update out: lingers");
+    assert!(walk(&mut app, o, t, 30.0), "second update out: lingers");
+    assert!(walk(&mut app, o, t, 11.9), "back within the margin: the count restarts");
+    assert!(walk(&mut app, o, t, 13.0), "out again: lingers");
+    assert!(walk(&mut app, o, t, 13.0), "out again: lingers");
+    assert!(!walk(&mut app, o, t, 13.0), "third consecutive update out: leaves");
+    assert_eq!(app.world().resource::<AoiStats>().leaves, 1, "one LeaveView");
+    // A rule change leaves at once, even within the view.
+    assert!(walk(&mut app, o, t, 5.0), "back in view");
+    app.world().entity_mut(t).insert(AoiVisibility::Hidden);
+    app.update();
+    assert!(
+        !app.world().get::<InterestSet>(o).unwrap().contains(t),
+        "a hidden target should leave at once"
+    );
+}
+
+#[test]
+fn a_crowd_enters_nearest_first_within_the_budget() {
+    let mut app = Checked::new(AoiPlugin::default());
+    let crowd: Vec<Entity> = (0..200)
+        .map(|i| {
+            let (x, y) = ((i % 20) as f32, (i / 20) as f32);
+            app.world().spawn(Position::new(1000.0 + x, 1000.0 + y)).id()
+        })
+        .collect();
+    let o = app
+        .world()
+        .spawn((Position::new(0.0, 0.0), ViewRange::new(50.0), EnterBudget(30)))
+        .id();
+    app.update();
+    // Teleport into the crowd's corner: 200 qualify, 30 enter per update, nearest first.
+    app.world().get_mut::<Position>(o).unwrap().x = 1000.0;
+    app.world().get_mut::<Position>(o).unwrap().y = 1000.0;
+    let mut by_distance: Vec<(f32, Entity)> = crowd
+        .iter()
+        .map(|&e| {
+            let p = app.world().get::<Position>(e).unwrap();
+            ((p.x - 1000.0).powi(2) + (p.y - 1000.0).powi(2), e)
+        })
+        .collect();
+    by_distance.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut shown = 0;
+    for update in 1..=7 {
+        app.update();
+        let waiting = app.world().resource::<AoiStats>().waiting;
+        let set = app.world().get::<InterestSet>(o).unwrap();
+        assert_eq!(
+            set.len() - shown,
+            30.min(200 - shown),
+            "update {update}: the budget should be used up"
+        );
+        assert_eq!(set.waiting(), 200 - set.len(), "the others should wait");
+        assert_eq!(waiting, 200 - set.len(), "AoiStats should count them");
+        let mut nearest: Vec<Entity> = by_distance[..set.len()].iter().map(|d| d.1).collect();
+        nearest.sort();
+        assert_eq!(
+            set.as_slice(),
+            nearest,
+            "update {update}: the nearest should have entered"
+        );
+        shown = set.len();
+    }
+    assert_eq!(
+        shown, 200,
+        "every qualifying target should have entered after 7 updates"
+    );
+}
+
+#[test]
+fn tiers_follow_distance_with_the_hysteresis_margin() {
+    let features = (
+        ViewTiers::new([3.0, 6.0]),
+        ViewHysteresis {
+            margin: 1.0,
+            linger_ticks: 0,
+        },
+    );
+    let (mut app, o, t) = pair(features, 2.0);
+    let tier = |app: &mut Checked| app.world().get::<InterestSet>(o).unwrap().tier_of(t);
+    assert_eq!(tier(&mut app), Some(0), "within 3: the nearest tier");
+    for (x, want) in [
+        (3.5, 0),
+        (4.5, 1),
+        (3.5, 1),
+        (3.0, 0),
+        (6.9, 1),
+        (7.5, 2),
+        (9.0, 2),
+        (10.9, 2),
+        (2.0, 0),
+    ] {
+        walk(&mut app, o, t, x);
+        assert_eq!(tier(&mut app), Some(want), "at {x} the tier should be {want}");
+    }
+    assert!(!walk(&mut app, o, t, 11.5), "beyond radius + margin it leaves");
+}
