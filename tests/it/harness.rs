@@ -673,7 +673,18 @@ impl Scenario {
                 _ => Position::new_3d(p.x + dx, p.y + dy, p.z),
             });
         }
-        let r = world.get::<ViewRange>(e)?.radius;
+        let mut r = world.get::<ViewRange>(e)?.radius;
+        // Or on a tier threshold, or a threshold or the radius plus the hysteresis margin.
+        if let Some(tiers) = world.get::<ViewTiers>(e).filter(|t| !t.thresholds.is_empty())
+            && self.rng.chance(0.5)
+        {
+            r = tiers.thresholds[self.rng.below(tiers.thresholds.len())];
+        }
+        if let Some(h) = world.get::<ViewHysteresis>(e)
+            && self.rng.chance(0.5)
+        {
+            r += h.margin;
+        }
         Some(Position::new_3d(p.x + r, p.y, p.z))
     }
 
