@@ -276,6 +276,10 @@ fn main() {
     if filter.is_empty() || filter.iter().any(|f| "index".contains(f.as_str())) {
         index_cost(ticks);
     }
+    if filter.is_empty() || filter.iter().any(|f| "view_model".contains(f.as_str())) {
+        view_model_cost(ticks);
+        crowd_teleport();
+    }
     if filter.is_empty() || filter.iter().any(|f| "scale".contains(f.as_str())) {
         scale_cost(if quick { 3 } else { 5 });
     }
@@ -532,6 +536,100 @@ fn scale_cost(ticks: usize) {
             "| {name} | {first:.0} ms | {:.1} ms | {:.0} |",
             t[1] - t[0],
             bytes as f64 / n as f64
+        );
+    }
+}
+
+/// The view model's cost: uniform 10k where every observer has one feature (or all three),
+/// against the same world without them (one thread; the movement-only, plain and featured apps
+/// are updated in turn every tick).
+fn view_model_cost(ticks: usize) {
+    let n = 10_000;
+    let walkers = Walkers::new(Kind::Uniform, n, SEED);
+    let hysteresis = ViewHysteresis {
+        margin: R * 0.1,
+        linger_ticks: 3,
+    };
+    let tiers = || ViewTiers::new([R / 3.0, R * 2.0 / 3.0]);
+    let mut apps = [
+        workload::app(walkers.clone(), false),
+        workload::app(walkers.clone(), true),
+        workload::app(walkers.clone(), true),
+        workload::app(walkers.clone(), true),
+        workload::app(walkers.clone(), true),
+        workload::app(walkers.clone(), true),
+    ];
+    workload::add_to_observers(&mut apps[2], hysteresis);
+    workload::add_to_observers(&mut apps[3], EnterBudget(8));
+    workload::add_to_observers(&mut apps[4], tiers());
+    workload::add_to_observers(&mut apps[5], (hysteresis, EnterBudget(8), tiers()));
+    for app in &mut apps[1..] {
+        app.insert_resource(AoiSettings {
+            parallel: false,
+            ..Default::default()
+        });
+    }
+    let t = time_interleaved(&mut apps, ticks);
+    let plain = t[1] - t[0];
+    println!();
+    println!("| uniform {n}, every observer with, 1 thread | bevy_aoi own | / all off |");
+    println!("|---|---|---|");
+    println!("| nothing (all off) | {plain:.3} ms | 1.00 |");
+    for (name, own) in [
+        (format!("ViewHysteresis (margin {}, linger 3)", R * 0.1), t[2] - t[0]),
+        ("EnterBudget(8)".to_string(), t[3] - t[0]),
+        (format!("ViewTiers [{:.1}, {:.1}]", R / 3.0, R * 2.0 / 3.0), t[4] - t[0]),
+        ("all three".to_string(), t[5] - t[0]),
+    ] {
+        println!("| {name} | {own:.3} ms | {:.2} |", own / plain);
+    }
+}
+
+/// An observer teleports into a crowd of 2,000 (crowded 2000, everyone within everyone's
+/// radius): how many targets enter its view in each of the next updates, with and without an
+/// `EnterBudget`.
+fn crowd_teleport() {
+    let walkers = Walkers::new(Kind::Crowded, 2_000, SEED);
+    let side = walkers.side() as f32;
+    println!();
+    println!(
+        "| a visitor teleports into crowded 2000 | enters per update, updates 1, 2, 3, ... | updates until all in | peak enters for it |"
+    );
+    println!("|---|---|---|---|");
+    for budget in [None, Some(500), Some(100)] {
+        let mut app = workload::app(walkers.clone(), true);
+        let visitor = app
+            .world_mut()
+            .spawn((Position::new(side * 100.0, side * 100.0), ViewRange::new(R)))
+            .id();
+        if let Some(b) = budget {
+            app.world_mut().entity_mut(visitor).insert(EnterBudget(b));
+        }
+        for _ in 0..WARMUP {
+            app.update();
+        }
+        *app.world_mut().get_mut::<Position>(visitor).unwrap() = Position::new(side / 2.0, side / 2.0);
+        let mut per_update = Vec::new();
+        let mut cursor = MessageCursor::<EnterView>::default();
+        let world = app.world();
+        cursor.read(world.resource::<Messages<EnterView>>()).for_each(drop);
+        for _ in 0..40 {
+            app.update();
+            let world = app.world();
+            let enters = cursor.read(world.resource::<Messages<EnterView>>());
+            per_update.push(enters.filter(|m| m.observer == visitor).count());
+            if world.get::<InterestSet>(visitor).unwrap().waiting() == 0 {
+                break;
+            }
+        }
+        let name = budget.map_or("no budget".to_string(), |b| format!("EnterBudget({b})"));
+        let first: Vec<String> = per_update.iter().take(8).map(ToString::to_string).collect();
+        let more = if per_update.len() > 8 { ", ..." } else { "" };
+        println!(
+            "| {name} | {}{more} | {} | {} |",
+            first.join(", "),
+            per_update.len(),
+            per_update.iter().max().unwrap_or(&0)
         );
     }
 }

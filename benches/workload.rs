@@ -297,3 +297,13 @@ pub fn sees(a: [f32; 2], b: [f32; 2]) -> bool {
     let (dx, dy) = (a[0] - b[0], a[1] - b[1]);
     dx * dx + dy * dy + 0.0 <= R * R
 }
+
+/// Inserts `features` on every observer of `app` (view-model components: hysteresis, budgets,
+/// tiers).
+pub fn add_to_observers(app: &mut App, features: impl Bundle + Clone) {
+    let world = app.world_mut();
+    let observers: Vec<Entity> = world.query_filtered::<Entity, With<ViewRange>>().iter(world).collect();
+    for e in observers {
+        world.entity_mut(e).insert(features.clone());
+    }
+}

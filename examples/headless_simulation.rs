@@ -12,7 +12,13 @@
 //! 5000), `--ticks T` (300), `--seed S` (1), `--report-every K` (50), `--svg FILE` (write a
 //! picture of the last tick: cells, entities by kind, three players' views, watched monsters),
 //! `--screens` (players see a 16:9 `ViewRect` of the same area instead of a radius),
-//! `--game-masters N` (N hidden cameras with `ViewRange::unlimited()` at the centre).
+//! `--game-masters N` (N hidden cameras with `ViewRange::unlimited()` at the centre), and the
+//! players' view model: `--hysteresis M` (a target leaves only `M` units beyond the view,
+//! `ViewHysteresis`) with `--linger T` (after `T` ticks out there), `--budget N` (at most `N`
+//! enters per tick, nearest first, `EnterBudget`), `--tiers` (near/middle/far rings,
+//! `ViewTiers`: near targets are replicated every tick, middle ones every 4th, far ones every
+//! 16th). The summary says what they changed: messages avoided, targets waiting, tier changes,
+//! replication sends.
 //!
 //! ```text
 //! cargo run --release --example headless_simulation -- --entities 2000 --ticks 100 --svg aoi.svg
@@ -68,9 +74,21 @@ struct Stats {
     leaves: u64,
     aggro: u64,
     wakeups: u64,
+    /// Held targets that came back within view: each avoided a leave and an enter.
+    returned: u64,
+    tier_changes: u64,
+    /// Most targets waiting for an enter budget in one tick.
+    peak_waiting: usize,
+    /// Replication sends by tier cadence, and what sending every target every tick would be.
+    sends: u64,
+    sends_every_tick: u64,
 }
 
-fn spawn_player(commands: &mut Commands, rng: &mut Rng, side: f32, screens: bool) {
+/// Ticks between replications of a target in each tier: near, middle, far.
+const TIER_CADENCE: [u64; 3] = [1, 4, 16];
+
+fn spawn_player(commands: &mut Commands, rng: &mut Rng, side: f32, args: &Args) {
+    let screens = args.screens;
     let pos = Position::new(rng.next_f32() * side, rng.next_f32() * side);
     let heading = Heading(rng.next_f32() * core::f32::consts::TAU);
     let layers = AoiLayers::new(PLAYER, PLAYER | MONSTER | ITEM);
@@ -82,6 +100,24 @@ fn spawn_player(commands: &mut Commands, rng: &mut Rng, side: f32, screens: bool
         player.insert(ViewRect::new(half_side * 4.0 / 3.0, half_side * 3.0 / 4.0));
     } else {
         player.insert(ViewRange::new(PLAYER_VIEW));
+    }
+    if let Some(margin) = args.hysteresis {
+        player.insert(ViewHysteresis {
+            margin,
+            linger_ticks: args.linger,
+        });
+    }
+    if let Some(budget) = args.budget {
+        player.insert(EnterBudget(budget));
+    }
+    if args.tiers {
+        // Near, middle and far thirds of the view (of the half height for a screen).
+        let third = if screens {
+            PLAYER_VIEW * 0.6 / 3.0
+        } else {
+            PLAYER_VIEW / 3.0
+        };
+        player.insert(ViewTiers::new([third, 2.0 * third]));
     }
 }
 
@@ -101,7 +137,7 @@ fn setup(mut commands: Commands, mut rng: ResMut<Rng>, side: Res<Side>, args: Re
         let pos = Position::new(rng.next_f32() * side.0, rng.next_f32() * side.0);
         let heading = Heading(rng.next_f32() * core::f32::consts::TAU);
         match i % 50 {
-            0 => spawn_player(&mut commands, &mut rng, side.0, args.screens),
+            0 => spawn_player(&mut commands, &mut rng, side.0, &args),
             1..=5 => {
                 commands.spawn((pos, AoiLayers::new(ITEM, 0)));
             }
@@ -153,7 +189,7 @@ fn churn(
     for e in &players {
         if rng.next_f32() < 0.002 {
             commands.entity(e).despawn();
-            spawn_player(&mut commands, &mut rng, side.0, args.screens);
+            spawn_player(&mut commands, &mut rng, side.0, &args);
         }
     }
 }
@@ -163,6 +199,8 @@ fn churn(
 fn on_view(
     mut enters: MessageReader<EnterView>,
     mut leaves: MessageReader<LeaveView>,
+    mut tiers: MessageReader<TierChanged>,
+    aoi: Res<AoiStats>,
     monsters: Query<(), With<Monster>>,
     woke: Query<(), (With<Monster>, Added<Watched>)>,
     mut stats: ResMut<Stats>,
@@ -175,6 +213,22 @@ fn on_view(
     }
     stats.leaves += leaves.read().count() as u64;
     stats.wakeups += woke.iter().count() as u64;
+    stats.tier_changes += tiers.read().count() as u64;
+    stats.returned += aoi.returned as u64;
+    stats.peak_waiting = stats.peak_waiting.max(aoi.waiting);
+}
+
+/// A server's replication by tier: each player is sent its near targets every tick, its middle
+/// ones every 4th tick and its far ones every 16th (counted here, not sent).
+fn replicate_by_tier(players: Query<&InterestSet, With<Player>>, mut stats: ResMut<Stats>, mut tick: Local<u64>) {
+    *tick += 1;
+    for set in &players {
+        for (_, tier) in set.iter_with_tiers() {
+            let every = TIER_CADENCE[usize::from(tier).min(TIER_CADENCE.len() - 1)];
+            stats.sends += u64::from((*tick).is_multiple_of(every));
+        }
+        stats.sends_every_tick += set.len() as u64;
+    }
 }
 
 /// A headless game server loop: players, monsters and items under the classic MMO visibility
@@ -206,6 +260,27 @@ struct Args {
     /// The AOI index: `grid` or `sorted-axes`.
     #[arg(long, default_value = "grid")]
     index: IndexKind,
+    /// Players keep a target until it is this many units beyond their view (`ViewHysteresis`).
+    #[arg(long, value_parser = non_negative)]
+    hysteresis: Option<f32>,
+    /// With `--hysteresis`: ticks a target may spend beyond the margin before it leaves.
+    #[arg(long, default_value_t = 0, requires = "hysteresis")]
+    linger: u32,
+    /// Players admit at most this many new targets per tick, nearest first (`EnterBudget`).
+    #[arg(long)]
+    budget: Option<u32>,
+    /// Players grade their view into near, middle and far thirds (`ViewTiers`), replicated
+    /// every tick, every 4th and every 16th.
+    #[arg(long)]
+    tiers: bool,
+}
+
+/// A margin: a non-negative number of world units.
+fn non_negative(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(v) if v >= 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a non-negative number")),
+    }
 }
 
 fn main() {
@@ -228,7 +303,7 @@ fn main() {
     .init_resource::<Stats>()
     .add_systems(Startup, setup)
     .add_systems(Update, (move_players, monster_ai, churn).chain())
-    .add_systems(PostUpdate, on_view.after(AoiSystems::Last));
+    .add_systems(PostUpdate, (on_view, replicate_by_tier).after(AoiSystems::Last));
 
     println!("tick | enters | leaves | mean interest | awake monsters | mean watchers/player | ms/tick");
     let start = Instant::now();
@@ -282,6 +357,29 @@ fn main() {
     let mut sets = world.query::<&InterestSet>();
     let pairs: usize = sets.iter(world).map(InterestSet::len).sum();
     let stats = world.resource::<Stats>();
+    let args = world.resource::<Args>();
+    if args.hysteresis.is_some() {
+        println!(
+            "hysteresis: {} times a held target came back in view: {} messages avoided",
+            stats.returned,
+            2 * stats.returned
+        );
+    }
+    if args.budget.is_some() {
+        println!(
+            "enter budget: at most {} targets waited in one tick",
+            stats.peak_waiting
+        );
+    }
+    if args.tiers {
+        println!(
+            "tiers: {} tier changes; replication by tier sent {} target updates instead of {} ({:.0}%)",
+            stats.tier_changes,
+            stats.sends,
+            stats.sends_every_tick,
+            100.0 * stats.sends as f64 / stats.sends_every_tick.max(1) as f64
+        );
+    }
     println!(
         "summary: {ticks} ticks in {:.2} s ({:.2} ms/tick), {} enters, {} leaves, {} aggro events, \
          {} monster wake-ups; enters - leaves = {} = visible pairs now {}: {}",

@@ -1,4 +1,4 @@
-//! The message sequence does not depend on threads.
+//! The message sequence does not depend on threads (view-model features included).
 
 use bevy_aoi::prelude::*;
 use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
@@ -26,6 +26,8 @@ fn record(index: IndexKind, parallel: bool, flip_scan_min_seen: usize) -> (Vec<(
     app.update();
     for _ in 0..40 {
         sc.step(app.world());
+        // Observers with view-model features are decided by the view layer, in order too.
+        sc.step_view_model(app.world());
         // Everyone drifts, so most of the work is parallel.
         drift(app.world(), |i| (if i % 2 == 0 { 3.0 } else { -2.0 }, 0.0));
         app.update();

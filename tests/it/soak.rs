@@ -68,6 +68,7 @@ fn soak(seed: u64) -> (usize, usize, usize) {
             operations += sc.step(app.world());
         }
         operations += sc.step_rules(app.world());
+        operations += sc.step_view_model(app.world());
         // A third of everyone takes a small step (the stepping path).
         let mut moved = 0;
         let mut q = app.world().query::<&mut Position>();
