@@ -264,7 +264,7 @@ struct Args {
     #[arg(long, value_parser = non_negative)]
     hysteresis: Option<f32>,
     /// With `--hysteresis`: ticks a target may spend beyond the margin before it leaves.
-    #[arg(long, default_value_t = 0, requires = "hysteresis")]
+    #[arg(long, default_value_t = 0)]
     linger: u32,
     /// Players admit at most this many new targets per tick, nearest first (`EnterBudget`).
     #[arg(long)]
@@ -285,6 +285,10 @@ fn non_negative(s: &str) -> Result<f32, String> {
 
 fn main() {
     let args: Args = cli::parse_or_exit();
+    if args.linger > 0 && args.hysteresis.is_none() {
+        eprintln!("error: --linger needs --hysteresis (try --help)");
+        std::process::exit(2);
+    }
     // One entity per 1600 square units: players' views cover about a third of the map.
     let side = 40.0 * (args.entities as f32).sqrt();
     let (ticks, report_every, svg_path) = (args.ticks, args.report_every as usize, args.svg.clone());

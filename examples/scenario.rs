@@ -7,14 +7,16 @@
 //! ```
 //!
 //! `--help` lists the flags: `--scenario` (`uniform`, `crowded`, `sparse_huge`, `static`,
-//! `moving5`), `--entities`, `--ticks`, `--no-aoi` (movement only), `--single-thread`.
+//! `moving5`), `--entities`, `--ticks`, `--no-aoi` (movement only), `--single-thread`,
+//! `--index`, and view-model features on every observer: `--hysteresis MARGIN`, `--budget N`,
+//! `--tiers`.
 
 #[path = "../benches/workload.rs"]
 mod workload;
 
 use std::time::Instant;
 
-use bevy_aoi::prelude::{AoiPlugin, IndexKind};
+use bevy_aoi::prelude::{AoiPlugin, EnterBudget, IndexKind, ViewHysteresis, ViewTiers};
 use clap::Parser;
 
 #[path = "common/cli.rs"]
@@ -45,6 +47,15 @@ struct Args {
     /// The index: `grid` or `sorted-axes`.
     #[arg(long, default_value = "grid")]
     index: IndexKind,
+    /// Every observer gets a `ViewHysteresis` with this margin (linger 3 ticks).
+    #[arg(long)]
+    hysteresis: Option<f32>,
+    /// Every observer gets an `EnterBudget` of this many enters per tick.
+    #[arg(long)]
+    budget: Option<u32>,
+    /// Every observer gets `ViewTiers` at a third and two thirds of its radius.
+    #[arg(long)]
+    tiers: bool,
 }
 
 fn parse_kind(s: &str) -> Result<workload::Kind, String> {
@@ -61,6 +72,16 @@ fn main() {
         ..Default::default()
     };
     let mut app = workload::app_with_plugin(walkers, aoi.then_some(plugin), false);
+    if let Some(margin) = args.hysteresis {
+        let linger_ticks = 3;
+        workload::add_to_observers(&mut app, ViewHysteresis { margin, linger_ticks });
+    }
+    if let Some(budget) = args.budget {
+        workload::add_to_observers(&mut app, EnterBudget(budget));
+    }
+    if args.tiers {
+        workload::add_to_observers(&mut app, ViewTiers::new([workload::R / 3.0, workload::R * 2.0 / 3.0]));
+    }
     app.insert_resource(bevy_aoi::prelude::AoiSettings {
         parallel: !args.single_thread,
         flip_scan_min_seen: args.flip_scan_min_seen,

@@ -293,12 +293,16 @@ impl InterestSet {
     }
 
     /// Replaces the contents with `seen` (sorted by entity), keeping tiers only when `tiered`.
-    pub(crate) fn assign(&mut self, seen: &[(Entity, u8)], tiered: bool, waiting: u32) {
+    pub(crate) fn assign(&mut self, seen: impl Iterator<Item = (Entity, u8)> + Clone, tiered: bool, waiting: u32) {
+        debug_assert!(
+            seen.clone().is_sorted(),
+            "an InterestSet should be assigned sorted targets"
+        );
         self.targets.clear();
-        self.targets.extend(seen.iter().map(|s| s.0));
+        self.targets.extend(seen.clone().map(|s| s.0));
         self.tiers.clear();
         if tiered {
-            self.tiers.extend(seen.iter().map(|s| s.1));
+            self.tiers.extend(seen.map(|s| s.1));
         }
         self.waiting = waiting;
     }

@@ -54,8 +54,6 @@ pub(crate) struct PairEngine {
     taken: Vec<Vec<u32>>,
     /// Their `InterestSet` buffers, moved out likewise.
     taken_sets: Vec<Vec<Entity>>,
-    /// Buffers the engine edits for observers the view layer owns (their sets are the layer's).
-    spare_sets: Vec<Vec<Entity>>,
     tag: u32,
     /// Leaves of observers that stopped observing, in shortlist order.
     stopped_leaves: Vec<(u32, u32)>,
@@ -133,10 +131,10 @@ impl PairEngine {
         // nothing before or after cost no component access (sparse maps are mostly those).
         self.taken_sets.clear();
         for (&o, old) in self.order.iter().zip(&self.taken) {
-            // The view layer writes the sets of the observers it owns: the engine edits a spare
-            // buffer for them, returned below.
+            // The view layer writes the sets of the observers it owns: the scans leave this
+            // empty buffer alone.
             if index.slots[o as usize].owned {
-                self.taken_sets.push(self.spare_sets.pop().unwrap_or_default());
+                self.taken_sets.push(Vec::new());
                 continue;
             }
             let set = if old.is_empty() {
@@ -156,13 +154,9 @@ impl PairEngine {
                 }
             }
         }
-        for (&o, mut targets) in self.order.iter().zip(self.taken_sets.drain(..)) {
-            if index.slots[o as usize].owned {
-                targets.clear();
-                self.spare_sets.push(targets);
-                continue;
-            }
-            // No capacity: never taken and still empty, or taken empty and still empty; either
+        for (&o, targets) in self.order.iter().zip(self.taken_sets.drain(..)) {
+            // No capacity: never taken (or owned by the view layer) and still empty, or taken
+            // empty and still empty; either
             // way the component already holds this empty set.
             if targets.capacity() == 0 {
                 continue;

@@ -261,7 +261,10 @@ fn flip_scan_with(
             scratch.leaves.push((o, m.slot));
         }
     });
-    merge_targets(set, &mut scratch.entering, &mut scratch.leaving);
+    // The view layer writes the sets of the observers it owns.
+    if !me.owned {
+        merge_targets(set, &mut scratch.entering, &mut scratch.leaving);
+    }
 }
 
 /// Recomputes one changed observer's whole list from the members of its window, then its
@@ -324,7 +327,10 @@ fn recompute(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
     list.clear();
     reserve_with_headroom(list, found.len());
     list.extend_from_slice(found);
-    merge_targets(set, &mut scratch.entering, &mut scratch.leaving);
+    // The view layer writes the sets of the observers it owns.
+    if !me.owned {
+        merge_targets(set, &mut scratch.entering, &mut scratch.leaving);
+    }
 }
 
 /// The cells where the observers affected by one changed target are: around its old and new

@@ -178,6 +178,6 @@ pub(crate) fn tier_at(p: [f32; 3], q: [f32; 3], rect: bool, thresholds: &[f32], 
             d2 > d * d
         }
     };
-    // Ascending thresholds: the ones it is beyond come first.
-    thresholds.partition_point(|&d| beyond(d)) as u8
+    // Ascending thresholds: the ones it is beyond come first (a short list: scanned).
+    thresholds.iter().take_while(|&&d| beyond(d)).count() as u8
 }

@@ -52,6 +52,7 @@ struct Shown {
 #[derive(Debug)]
 struct Owned {
     observer: Entity,
+    /// Sorted by target, like the `InterestSet` it is copied to.
     shown: Vec<Shown>,
     /// Whether its shown targets count for the `Watched` marker.
     counted: bool,
@@ -65,10 +66,15 @@ struct Owned {
 pub(crate) struct ViewLayer {
     owned: Vec<Owned>,
     by_observer: EntityHashMap<()>,
+    /// How many times the index had renumbered its slots when the layer last ran.
+    renumbers: usize,
     /// Per slot: the update it was marked in and its place in the observer's `shown`.
     marks: Vec<(u32, u32)>,
     epoch: u32,
+    /// This observer's qualifying targets that are not shown: squared distance, entity, slot.
     candidates: Vec<(f32, Entity, u32)>,
+    /// The candidates entering now, sorted by entity to merge into `shown`.
+    entering: Vec<Shown>,
     sorted: Vec<(Entity, u8)>,
     /// This update's messages, written after the engine's.
     pub enters: Vec<EnterView>,
@@ -145,10 +151,12 @@ pub(crate) fn update_view_layer(
         layer.marks.resize(index.slots.len(), (0, 0));
     }
     let mut totals = Totals::default();
+    let renumbered = index.renumbers() != layer.renumbers;
+    layer.renumbers = index.renumbers();
     let mut owned = core::mem::take(&mut layer.owned);
     let mut dropped = false;
     for st in &mut owned {
-        let keep = layer.evaluate(st, &index, &mut observers, watch, &mut totals);
+        let keep = layer.evaluate(st, &index, &mut observers, watch, &mut totals, renumbered);
         if !keep {
             dropped = true;
             layer.by_observer.remove(&st.observer);
@@ -177,14 +185,14 @@ impl ViewLayer {
         observers: &mut Query<ObserverItem>,
         watch: &mut Option<WatchTracker>,
         totals: &mut Totals,
+        renumbered: bool,
     ) -> bool {
-        for sn in &mut st.shown {
-            let moved = index.slots.get(sn.slot as usize).is_none_or(|s| s.entity != sn.target);
-            if moved {
+        // Slots only change meaning when the index renumbers them (a freed slot is reused from
+        // the next update on, by when its target has left here).
+        if renumbered {
+            for sn in &mut st.shown {
                 sn.slot = index.slot_of(sn.target).unwrap_or(NO_SLOT);
             }
-            sn.found = false;
-            sn.leaving = false;
         }
         let slot = index
             .slot_of(st.observer)
@@ -221,7 +229,9 @@ impl ViewLayer {
             self.epoch = 1;
         }
         let epoch = self.epoch;
-        for (i, sn) in st.shown.iter().enumerate() {
+        for (i, sn) in st.shown.iter_mut().enumerate() {
+            sn.found = false;
+            sn.leaving = false;
             if sn.slot != NO_SLOT {
                 self.marks[sn.slot as usize] = (epoch, i as u32);
             }
@@ -255,7 +265,7 @@ impl ViewLayer {
                 .extend(list.iter().map(|&t| (index.entities[t as usize], 0)));
             self.sorted.sort_unstable();
             if !item.5.holds(&self.sorted, false, 0) {
-                item.5.assign(&self.sorted, false, 0);
+                item.5.assign(self.sorted.iter().copied(), false, 0);
             }
             return false;
         }
@@ -344,13 +354,20 @@ impl ViewLayer {
             self.leave(st.observer, sn, watch.as_mut().filter(|_| st.counted));
         }
         st.shown.retain(|sn| !sn.leaving);
-        // The nearest qualifying targets enter, up to the budget; the others wait.
-        self.candidates
-            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        // The nearest qualifying targets enter, up to the budget, nearest first; the others
+        // wait. Without a budget to apply, they enter in list order.
         let admitted = self.candidates.len().min(budget);
+        if admitted < self.candidates.len() {
+            let nearest = |a: &(f32, Entity, u32), b: &(f32, Entity, u32)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
+            if admitted > 0 {
+                self.candidates.select_nth_unstable_by(admitted - 1, nearest);
+            }
+            self.candidates[..admitted].sort_unstable_by(nearest);
+        }
+        self.entering.clear();
         for &(_, target, t) in &self.candidates[..admitted] {
             let tier = tier_at(po, index.slots[t as usize].p, rect.is_some(), thresholds, 0.0);
-            st.shown.push(Shown {
+            self.entering.push(Shown {
                 target,
                 slot: t,
                 linger: 0,
@@ -371,6 +388,7 @@ impl ViewLayer {
             }
             dirty = true;
         }
+        merge_by_target(&mut st.shown, &mut self.entering);
         let waiting = (self.candidates.len() - admitted) as u32;
         dirty |= waiting != st.waiting;
         st.waiting = waiting;
@@ -378,13 +396,8 @@ impl ViewLayer {
         totals.waiting += waiting as usize;
         totals.held += st.shown.iter().filter(|sn| sn.held).count();
         if dirty {
-            self.sorted.clear();
-            self.sorted.extend(st.shown.iter().map(|sn| (sn.target, sn.tier)));
-            self.sorted.sort_unstable();
-            let tiered = tiers.is_some();
-            if !item.5.holds(&self.sorted, tiered, waiting) {
-                item.5.assign(&self.sorted, tiered, waiting);
-            }
+            let shown = st.shown.iter().map(|sn| (sn.target, sn.tier));
+            item.5.assign(shown, tiers.is_some(), waiting);
         }
         true
     }
@@ -408,4 +421,28 @@ impl ViewLayer {
             .filter(move |st| st.shown.iter().any(|sn| sn.target == target))
             .map(|st| st.observer)
     }
+}
+
+/// Merges `entering` (any order; emptied) into `shown`, keeping `shown` sorted by target: one
+/// pass from the back, `O(shown + k log k)` for `k` entering.
+fn merge_by_target(shown: &mut Vec<Shown>, entering: &mut Vec<Shown>) {
+    if entering.is_empty() {
+        return;
+    }
+    entering.sort_unstable_by_key(|sn| sn.target);
+    let (mut i, mut j) = (shown.len(), entering.len());
+    shown.resize(i + j, entering[0]);
+    for k in (0..shown.len()).rev() {
+        if j == 0 {
+            break;
+        }
+        if i > 0 && shown[i - 1].target > entering[j - 1].target {
+            shown[k] = shown[i - 1];
+            i -= 1;
+        } else {
+            shown[k] = entering[j - 1];
+            j -= 1;
+        }
+    }
+    entering.clear();
 }
