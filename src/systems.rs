@@ -131,7 +131,8 @@ pub(crate) fn compute_interest(
 }
 
 /// This update's messages: the pair engine's (valid until [`write_messages`] renumbers the
-/// slots), except for the observers the view layer owns, then the layer's.
+/// slots), except for the observers the view layer owns, then the layer's ([`write_messages`]
+/// writes the same sequence, in batches sized exactly when nothing is owned).
 fn messages<'a>(
     index: &'a AoiIndex,
     work: &'a PairEngine,
@@ -176,8 +177,9 @@ pub(crate) fn trigger_messages(
     layer.tier_changes.iter().for_each(|&ev| commands.trigger(ev));
 }
 
-/// Writes this update's messages straight from the engine's and the view layer's buffers (one
-/// batch each), then lets the index renumber its slots if they have scattered.
+/// Writes this update's messages straight from the engine's and the view layer's buffers (the
+/// engine's batch, then the layer's), then lets the index renumber its slots if they have
+/// scattered.
 pub(crate) fn write_messages(
     mut index: ResMut<AoiIndex>,
     work: Res<AoiPairEngine>,
@@ -187,15 +189,34 @@ pub(crate) fn write_messages(
     mut tier_writer: MessageWriter<TierChanged>,
     mut stats: ResMut<AoiStats>,
 ) {
-    {
-        let (enters, leaves) = messages(&index, &work.0, &layer);
-        let (enters, leaves) = (enter_writer.write_batch(enters), leave_writer.write_batch(leaves));
-        stats.enters = enters.len();
-        stats.leaves = leaves.len();
-        if !layer.tier_changes.is_empty() {
-            tier_writer.write_batch(layer.tier_changes.iter().copied());
-        }
-    }
+    let entity = |s: u32| index.entities[s as usize];
+    let enter = |(o, t)| EnterView {
+        observer: entity(o),
+        target: entity(t),
+        tier: 0,
+    };
+    let leave = |(o, t)| LeaveView {
+        observer: entity(o),
+        target: entity(t),
+        tier: 0,
+    };
+    let (enters, leaves) = (work.0.enters(&index.lists), work.0.leaves());
+    // Without owned observers every engine pair is a message: written at their exact count.
+    let (enters, leaves) = if index.owned == 0 {
+        (
+            enter_writer.write_batch(enters.map(enter)).len(),
+            leave_writer.write_batch(leaves.map(leave)).len(),
+        )
+    } else {
+        let engine_owns = |&(o, _): &(u32, u32)| !index.slots[o as usize].owned;
+        (
+            enter_writer.write_batch(enters.filter(engine_owns).map(enter)).len(),
+            leave_writer.write_batch(leaves.filter(engine_owns).map(leave)).len(),
+        )
+    };
+    stats.enters = enters + enter_writer.write_batch(layer.enters.iter().copied()).len();
+    stats.leaves = leaves + leave_writer.write_batch(layer.leaves.iter().copied()).len();
+    tier_writer.write_batch(layer.tier_changes.iter().copied());
     index.end_release();
     index.renumber_if_scattered();
     stats.renumbers = index.renumbers();
