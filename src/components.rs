@@ -176,7 +176,10 @@ impl ViewRect {
 
 /// What an observer sees now: every other target within its [`ViewRange`] or [`ViewRect`], kept
 /// exact by the plugin after each update of
-/// [`AoiSystems::ComputeInterest`](crate::AoiSystems::ComputeInterest).
+/// [`AoiSystems::ComputeInterest`](crate::AoiSystems::ComputeInterest) (for an observer with
+/// [`ViewHysteresis`](crate::ViewHysteresis) or [`EnterBudget`](crate::EnterBudget), what those
+/// rules keep and let in), each target with its tier ([`ViewTiers`](crate::ViewTiers)), and how
+/// many targets wait for the budget.
 ///
 /// Read-only for users (its contents can only be changed by the plugin; writing them through
 /// reflection leaves the set out of step with the index until its observer changes, which the

@@ -310,16 +310,7 @@ impl ViewLayer {
                 totals.returned += 1;
             }
             sn.held = !now_inside;
-            let tier = next_tier(sn.tier, ts.p);
-            if tier != sn.tier {
-                sn.tier = tier;
-                dirty = true;
-                self.tier_changes.push(TierChanged {
-                    observer: st.observer,
-                    target: sn.target,
-                    tier,
-                });
-            }
+            dirty |= retier(&mut self.tier_changes, st.observer, sn, next_tier(sn.tier, ts.p));
         }
         // Shown but not found: beyond the grown view (lingers), or its rules fail (leaves).
         let rules_only = ObserverState {
@@ -335,16 +326,7 @@ impl ViewLayer {
             sn.linger += 1;
             if let Some(ts) = ts.filter(|_| allowed && sn.linger <= linger) {
                 sn.held = true;
-                let tier = next_tier(sn.tier, ts.p);
-                if tier != sn.tier {
-                    sn.tier = tier;
-                    dirty = true;
-                    self.tier_changes.push(TierChanged {
-                        observer: st.observer,
-                        target: sn.target,
-                        tier,
-                    });
-                }
+                dirty |= retier(&mut self.tier_changes, st.observer, sn, next_tier(sn.tier, ts.p));
             } else {
                 sn.leaving = true;
             }
@@ -445,4 +427,19 @@ fn merge_by_target(shown: &mut Vec<Shown>, entering: &mut Vec<Shown>) {
         }
     }
     entering.clear();
+}
+
+/// Moves shown target `sn` of `observer` to `tier`, recording a [`TierChanged`] if it differs;
+/// whether it did.
+fn retier(changes: &mut Vec<TierChanged>, observer: Entity, sn: &mut Shown, tier: u8) -> bool {
+    if tier == sn.tier {
+        return false;
+    }
+    sn.tier = tier;
+    changes.push(TierChanged {
+        observer,
+        target: sn.target,
+        tier,
+    });
+    true
 }

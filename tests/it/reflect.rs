@@ -25,6 +25,11 @@ fn the_plugin_registers_its_public_types() {
         core::any::type_name::<AoiStats>(),
         core::any::type_name::<EnterView>(),
         core::any::type_name::<LeaveView>(),
+        core::any::type_name::<TierChanged>(),
+        core::any::type_name::<ViewRect>(),
+        core::any::type_name::<ViewHysteresis>(),
+        core::any::type_name::<EnterBudget>(),
+        core::any::type_name::<ViewTiers>(),
     ];
     for name in names {
         assert!(
