@@ -12,14 +12,14 @@ use crate::{
 };
 
 /// Why an observer does or does not see a target, as of the last AOI update (what its
-/// [`InterestSet`](crate::InterestSet) says). [`Self::is_visible`] is exactly whether the set
+/// [`InterestSet`] says). [`Self::is_visible`] is exactly whether the set
 /// holds the target (for observers with view-model components, through
 /// [`Self::ViewModel`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ViewExplanation {
     /// The observer is not tracked: it has no `Position` (or the plugin is not added).
     ObserverNotTracked,
-    /// The observer has no [`ViewRange`](crate::ViewRange) or [`ViewRect`](crate::ViewRect).
+    /// The observer has no [`ViewRange`] or [`ViewRect`].
     NotAnObserver,
     /// The observer is kept out of the index as bad input (a non-finite position, a bad radius
     /// or rectangle, both a radius and a rectangle, or a position far outside the bounds); a
@@ -58,7 +58,7 @@ pub enum ViewExplanation {
         /// The observer's squared view radius.
         squared_radius: f32,
     },
-    /// The observer's [`ViewRect`](crate::ViewRect) decides: seen when `|dx| <= half_width` and
+    /// The observer's [`ViewRect`] decides: seen when `|dx| <= half_width` and
     /// `|dy| <= half_height` (in `f32`, on the plugin's plane), the boundary counting as inside.
     Rectangle {
         /// Target minus observer along the plane's first axis, as the index computed it.
