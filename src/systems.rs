@@ -130,9 +130,43 @@ pub(crate) fn compute_interest(
     index.stats(&mut stats);
 }
 
-/// This update's messages: the pair engine's (valid until [`write_messages`] renumbers the
-/// slots), except for the observers the view layer owns, then the layer's ([`write_messages`]
-/// writes the same sequence, in batches sized exactly when nothing is owned).
+/// The pair engine's messages of this update, all of them (valid until [`write_messages`]
+/// renumbers the slots), at their exact count.
+fn engine_messages<'a>(
+    index: &'a AoiIndex,
+    work: &'a PairEngine,
+) -> (
+    impl ExactSizeIterator<Item = (u32, EnterView)> + 'a,
+    impl ExactSizeIterator<Item = (u32, LeaveView)> + 'a,
+) {
+    let entity = |s: u32| index.entities[s as usize];
+    let enters = work.enters(&index.lists).map(move |(o, t)| {
+        let (observer, target) = (entity(o), entity(t));
+        (
+            o,
+            EnterView {
+                observer,
+                target,
+                tier: 0,
+            },
+        )
+    });
+    let leaves = work.leaves().map(move |(o, t)| {
+        let (observer, target) = (entity(o), entity(t));
+        (
+            o,
+            LeaveView {
+                observer,
+                target,
+                tier: 0,
+            },
+        )
+    });
+    (enters, leaves)
+}
+
+/// This update's messages: the pair engine's, except for the observers the view layer owns,
+/// then the layer's ([`write_messages`] writes this sequence).
 fn messages<'a>(
     index: &'a AoiIndex,
     work: &'a PairEngine,
@@ -141,26 +175,13 @@ fn messages<'a>(
     impl Iterator<Item = EnterView> + 'a,
     impl Iterator<Item = LeaveView> + 'a,
 ) {
-    let entity = |s: u32| index.entities[s as usize];
     // While no observer is owned, no pair needs the lookup.
     let any_owned = index.owned > 0;
-    let engine_owns = move |&(o, _): &(u32, u32)| !any_owned || !index.slots[o as usize].owned;
-    let enters = work
-        .enters(&index.lists)
-        .filter(engine_owns)
-        .map(move |(o, t)| EnterView {
-            observer: entity(o),
-            target: entity(t),
-            tier: 0,
-        });
-    let leaves = work.leaves().filter(engine_owns).map(move |(o, t)| LeaveView {
-        observer: entity(o),
-        target: entity(t),
-        tier: 0,
-    });
+    let engine_owns = move |o: u32| !any_owned || !index.slots[o as usize].owned;
+    let (enters, leaves) = engine_messages(index, work);
     (
-        enters.chain(layer.enters.iter().copied()),
-        leaves.chain(layer.leaves.iter().copied()),
+        (enters.filter_map(move |(o, m)| engine_owns(o).then_some(m))).chain(layer.enters.iter().copied()),
+        (leaves.filter_map(move |(o, m)| engine_owns(o).then_some(m))).chain(layer.leaves.iter().copied()),
     )
 }
 
@@ -189,33 +210,26 @@ pub(crate) fn write_messages(
     mut tier_writer: MessageWriter<TierChanged>,
     mut stats: ResMut<AoiStats>,
 ) {
-    let entity = |s: u32| index.entities[s as usize];
-    let enter = |(o, t)| EnterView {
-        observer: entity(o),
-        target: entity(t),
-        tier: 0,
-    };
-    let leave = |(o, t)| LeaveView {
-        observer: entity(o),
-        target: entity(t),
-        tier: 0,
-    };
-    let (enters, leaves) = (work.0.enters(&index.lists), work.0.leaves());
-    // Without owned observers every engine pair is a message: written at their exact count.
     let (enters, leaves) = if index.owned == 0 {
+        // Every engine pair is a message: one batch at their exact count (a chained iterator
+        // would push them one by one), then the layer's (it may still have leaves of observers
+        // that were despawned).
+        let (enters, leaves) = engine_messages(&index, &work.0);
+        let enters = enter_writer.write_batch(enters.map(|(_, m)| m)).len();
+        let leaves = leave_writer.write_batch(leaves.map(|(_, m)| m)).len();
         (
-            enter_writer.write_batch(enters.map(enter)).len(),
-            leave_writer.write_batch(leaves.map(leave)).len(),
+            enters + enter_writer.write_batch(layer.enters.iter().copied()).len(),
+            leaves + leave_writer.write_batch(layer.leaves.iter().copied()).len(),
         )
     } else {
-        let engine_owns = |&(o, _): &(u32, u32)| !index.slots[o as usize].owned;
+        let (enters, leaves) = messages(&index, &work.0, &layer);
         (
-            enter_writer.write_batch(enters.filter(engine_owns).map(enter)).len(),
-            leave_writer.write_batch(leaves.filter(engine_owns).map(leave)).len(),
+            enter_writer.write_batch(enters).len(),
+            leave_writer.write_batch(leaves).len(),
         )
     };
-    stats.enters = enters + enter_writer.write_batch(layer.enters.iter().copied()).len();
-    stats.leaves = leaves + leave_writer.write_batch(layer.leaves.iter().copied()).len();
+    stats.enters = enters;
+    stats.leaves = leaves;
     tier_writer.write_batch(layer.tier_changes.iter().copied());
     index.end_release();
     index.renumber_if_scattered();
