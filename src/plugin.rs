@@ -52,7 +52,9 @@ pub enum AoiSystems {
 /// Adds area-of-interest management: [`Position`](crate::Position),
 /// [`ViewRange`](crate::ViewRange), [`ViewRect`](crate::ViewRect) and
 /// [`InterestSet`](crate::InterestSet) components, the
-/// [`EnterView`]/[`LeaveView`] messages and the [`AoiSystems`] that keep them.
+/// [`EnterView`]/[`LeaveView`]/[`TierChanged`] messages, the view-model components
+/// ([`ViewHysteresis`](crate::ViewHysteresis), [`EnterBudget`](crate::EnterBudget),
+/// [`ViewTiers`](crate::ViewTiers)) and the [`AoiSystems`] that keep them.
 ///
 /// The fields are build-time choices; runtime tunables are in [`AoiSettings`]. A bad value
 /// panics when the plugin is built, with a message saying how to fix it. With the
