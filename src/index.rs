@@ -122,8 +122,8 @@ impl AoiIndex {
             };
             let near = observer_slab(&self.grid, c, hint, &t, self.ordinary_reach()).unwrap_or(0..0);
             // Observers the view layer owns are the layer's to list.
-            let found = (cell.members[near].iter())
-                .filter(|m| m.slot != s && m.r2 >= 0.0 && !(self.owned > 0 && self.shown_by_layer(m.slot)));
+            let found =
+                (cell.members[near].iter()).filter(|m| m.slot != s && m.r2 >= 0.0 && !self.shown_by_layer(m.slot));
             out.extend(
                 found
                     .filter(|m| sees(&observer_of(m, instance, &self.slots), &t))
@@ -146,9 +146,10 @@ impl AoiIndex {
         }
     }
 
-    /// Whether the view layer owns slot `s`'s set now (owned, and not released this update).
+    /// Whether the view layer owns slot `s`'s set now (owned, and not released this update);
+    /// no slot is looked at while the layer owns none.
     pub fn shown_by_layer(&self, s: u32) -> bool {
-        self.slots[s as usize].owned && !self.released.contains(&s)
+        self.owned > 0 && self.slots[s as usize].owned && !self.released.contains(&s)
     }
 
     /// Ends the update for the view layer: the slots it released are the engine's again.

@@ -156,8 +156,7 @@ impl PairEngine {
         }
         for (&o, targets) in self.order.iter().zip(self.taken_sets.drain(..)) {
             // No capacity: never taken (or owned by the view layer) and still empty, or taken
-            // empty and still empty; either
-            // way the component already holds this empty set.
+            // empty and still empty; either way the component already holds this empty set.
             if targets.capacity() == 0 {
                 continue;
             }

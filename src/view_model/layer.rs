@@ -75,6 +75,7 @@ pub(crate) struct ViewLayer {
     candidates: Vec<(f32, Entity, u32)>,
     /// The candidates entering now, sorted by entity to merge into `shown`.
     entering: Vec<Shown>,
+    /// A handed-back observer's plain set, sorted before it is written.
     sorted: Vec<(Entity, u8)>,
     /// This update's messages, written after the engine's.
     pub enters: Vec<EnterView>,
@@ -396,11 +397,12 @@ impl ViewLayer {
         }
     }
 
-    /// The observers owned by the layer that show `target` now.
+    /// The observers owned by the layer that show `target` now: a binary search in each one's
+    /// shown targets.
     pub fn observers_showing(&self, target: Entity) -> impl Iterator<Item = Entity> + '_ {
         self.owned
             .iter()
-            .filter(move |st| st.shown.iter().any(|sn| sn.target == target))
+            .filter(move |st| st.shown.binary_search_by_key(&target, |sn| sn.target).is_ok())
             .map(|st| st.observer)
     }
 }
