@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use bevy_ecs::{entity::EntityHashMap, prelude::*};
 
+mod reasons;
 mod renumber;
 
 use crate::{
@@ -40,6 +41,11 @@ pub(crate) struct AoiIndex {
     pub lists: Vec<Vec<u32>>,
     /// This tick's shortlist.
     pub changes: Vec<Change>,
+    /// Per slot: where its start-of-update record is in `turns` if it turned this update
+    /// ([`reasons`]), else `reasons::NOT_TURNED`.
+    turned: Vec<u32>,
+    /// The start-of-update records of the slots that turned, kept until the messages are written.
+    turns: Vec<Change>,
     /// Multiset of observer radii (as bits; positive floats order like their bits).
     radii: BTreeMap<u32, u32>,
     /// Per instance: the indexed `Always`-visible slots, in the order they became so.
@@ -83,6 +89,8 @@ impl AoiIndex {
             by_entity: EntityHashMap::default(),
             lists: Vec::new(),
             changes: Vec::new(),
+            turned: Vec::new(),
+            turns: Vec::new(),
             radii: BTreeMap::new(),
             always: BTreeMap::new(),
             wide: WideObservers::default(),
@@ -152,8 +160,10 @@ impl AoiIndex {
         self.owned > 0 && self.slots[s as usize].owned && !self.released.contains(&s)
     }
 
-    /// Ends the update for the view layer: the slots it released are the engine's again.
-    pub fn end_release(&mut self) {
+    /// Ends the update once its messages are written: the slots the view layer released are the
+    /// engine's again, and the reasons' records are forgotten.
+    pub fn end_messages(&mut self) {
+        self.forget_turns();
         for s in self.released.drain(..) {
             let slot = &mut self.slots[s as usize];
             if slot.owned {
@@ -184,6 +194,7 @@ impl AoiIndex {
                 self.slots.push(slot);
                 self.entities.push(entity);
                 self.lists.push(Vec::new());
+                self.turned.push(reasons::NOT_TURNED);
                 (self.slots.len() - 1) as u32
             }
         };
@@ -473,9 +484,11 @@ impl AoiIndex {
         }
     }
 
-    /// Clears the shortlist: changed observers become clean again, and slots of entities that
-    /// lost their `Position` are freed (their numbers are reused from the next tick on).
+    /// Clears the shortlist: the slots that turned are recorded for the messages' reasons,
+    /// changed observers become clean again, and slots of entities that lost their `Position`
+    /// are freed (their numbers are reused from the next tick on).
     pub fn end_tick(&mut self) {
+        self.record_turns();
         for i in 0..self.changes.len() {
             let s = self.changes[i].slot as usize;
             let slot = &mut self.slots[s];
@@ -544,7 +557,8 @@ impl AoiIndex {
             + self.free_slots.capacity() * size_of::<u32>()
             + self.by_entity.capacity() * (size_of::<(Entity, u32)>() + 1)
             + self.lists.capacity() * size_of::<Vec<u32>>()
-            + self.changes.capacity() * size_of::<Change>()
+            + (self.changes.capacity() + self.turns.capacity()) * size_of::<Change>()
+            + self.turned.capacity() * size_of::<u32>()
             + self.radii.len() * 3 * size_of::<(u32, u32)>()
             + self.wide.slots.capacity() * size_of::<u32>()
     }

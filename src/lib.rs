@@ -26,7 +26,7 @@ mod wide;
 pub use components::{InterestSet, Position, ViewRange, ViewRect};
 pub use config::{AoiBounds, CellSize, IndexKind, Plane};
 pub use explain::{AoiWorldExt, ViewExplanation};
-pub use messages::{EnterView, LeaveView, TierChanged};
+pub use messages::{EnterReason, EnterView, LeaveReason, LeaveView, TierChanged};
 pub use plugin::{AoiPlugin, AoiSystems};
 #[cfg(feature = "replicon")]
 pub use replicon::{AoiClient, AoiReplicationPlugin};
@@ -42,8 +42,8 @@ pub mod prelude {
     pub use crate::AoiTransformSync;
     pub use crate::{
         AoiBounds, AoiInstance, AoiLayers, AoiPlugin, AoiSettings, AoiStats, AoiSystems, AoiVisibility, AoiWorldExt,
-        CellSize, EnterBudget, EnterView, IndexKind, InterestSet, LeaveView, Plane, Position, TierChanged,
-        ViewExplanation, ViewHysteresis, ViewRange, ViewRect, ViewTiers, Watched, WatchedRule, Watchers,
+        CellSize, EnterBudget, EnterReason, EnterView, IndexKind, InterestSet, LeaveReason, LeaveView, Plane, Position,
+        TierChanged, ViewExplanation, ViewHysteresis, ViewRange, ViewRect, ViewTiers, Watched, WatchedRule, Watchers,
     };
     #[cfg(feature = "replicon")]
     pub use crate::{AoiClient, AoiReplicationPlugin};

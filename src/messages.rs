@@ -65,10 +65,12 @@ pub struct EnterView {
     /// The target's distance tier ([`ViewTiers`](crate::ViewTiers)): 0 is the nearest ring; always
     /// 0 for an observer without tiers.
     pub tier: u8,
+    /// Why it entered.
+    pub reason: EnterReason,
 }
 
-/// `observer` stopped seeing `target` this update (moved apart, range shrank, either side lost
-/// its components or was despawned).
+/// `observer` stopped seeing `target` this update (moved apart, range shrank, rules changed,
+/// either side lost its components, was despawned or became bad input: see [`LeaveReason`]).
 ///
 /// Same delivery as [`EnterView`].
 #[derive(Message, EntityEvent, Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -87,6 +89,8 @@ pub struct LeaveView {
     /// The tier the target was in until now ([`ViewTiers`](crate::ViewTiers)); always 0 for an
     /// observer without tiers.
     pub tier: u8,
+    /// Why it left.
+    pub reason: LeaveReason,
 }
 
 /// A target `observer` keeps seeing moved to another distance tier of its
@@ -108,4 +112,80 @@ pub struct TierChanged {
     pub target: Entity,
     /// Its tier now (0 is the nearest ring).
     pub tier: u8,
+}
+
+/// Why an [`EnterView`] happened: the first of these that applies, judged from the two entities
+/// at the start and at the end of the update.
+///
+/// Each is decided from the pair's two entities alone, so every path (plain observers, view-model
+/// observers, the first update) gives the same reason for the same change. Cheap: a pair whose
+/// two entities only moved or changed their view costs one lookup per entity.
+///
+/// ```
+/// use bevy_app::prelude::*;
+/// use bevy_ecs::prelude::*;
+/// use bevy_aoi::prelude::*;
+///
+/// let mut app = App::new();
+/// app.add_plugins(AoiPlugin::default());
+/// let player = app.world_mut().spawn((Position::new(0.0, 0.0), ViewRange::new(10.0))).id();
+/// let npc = app.world_mut().spawn(Position::new(50.0, 0.0)).id();
+/// app.update();
+/// app.world_mut().get_mut::<Position>(npc).unwrap().x = 5.0;
+/// app.update();
+/// let enters = app.world().resource::<Messages<EnterView>>();
+/// let last = enters.iter_current_update_messages().last().copied().unwrap();
+/// assert_eq!((last.observer, last.target), (player, npc));
+/// assert_eq!(last.reason, EnterReason::CameIntoRange, "the npc walked into the player's view");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(
+    feature = "bevy_reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Debug, PartialEq, Hash)
+)]
+pub enum EnterReason {
+    /// The observer's [`EnterBudget`](crate::EnterBudget) held the target back in an earlier
+    /// update (it was waiting at the end of the last one).
+    WaitedForBudget,
+    /// The observer or the target was not in the index at the start of the update: spawned, got
+    /// its [`Position`](crate::Position) (the target) or its view component (the observer), or
+    /// was bad input until now and is valid again.
+    Appeared,
+    /// The observer and the target were in different [`AoiInstance`](crate::AoiInstance)s at the
+    /// start of the update: one of them moved into the other's.
+    InstanceChanged,
+    /// What the rules say of the pair changed: the layers now let the observer see the target,
+    /// or the target's [`AoiVisibility`](crate::AoiVisibility) changed (from `Hidden`, or to or
+    /// from `Always`).
+    RulesChanged,
+    /// None of the above: the distance decided (one of them moved, or the view grew).
+    CameIntoRange,
+}
+
+/// Why a [`LeaveView`] happened: the first of these that applies, judged like [`EnterReason`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(
+    feature = "bevy_reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Debug, PartialEq, Hash)
+)]
+pub enum LeaveReason {
+    /// The observer was despawned, lost its [`Position`](crate::Position) or its view component
+    /// ([`ViewRange`](crate::ViewRange) or [`ViewRect`](crate::ViewRect)).
+    ObserverGone,
+    /// The target was despawned or lost its [`Position`](crate::Position).
+    TargetGone,
+    /// The observer or the target became bad input and was taken out of the index (see the
+    /// crate guide, "Bad input at run time").
+    BadInput,
+    /// The observer and the target are now in different [`AoiInstance`](crate::AoiInstance)s.
+    InstanceChanged,
+    /// What the rules say of the pair changed: the layers no longer let the observer see the
+    /// target, or the target's [`AoiVisibility`](crate::AoiVisibility) changed (to `Hidden`, or
+    /// to or from `Always`).
+    RulesChanged,
+    /// None of the above: the distance decided (one of them moved, or the view shrank). With a
+    /// [`ViewHysteresis`](crate::ViewHysteresis), only after the margin and the linger.
+    OutOfRange,
 }

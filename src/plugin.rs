@@ -132,6 +132,8 @@ impl Plugin for AoiPlugin {
             .register_type::<crate::ViewTiers>()
             .register_type::<EnterView>()
             .register_type::<LeaveView>()
+            .register_type::<crate::EnterReason>()
+            .register_type::<crate::LeaveReason>()
             .register_type::<TierChanged>();
         #[cfg(all(feature = "bevy_reflect", feature = "transform"))]
         app.register_type::<crate::AoiTransformSync>();

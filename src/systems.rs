@@ -141,26 +141,22 @@ fn engine_messages<'a>(
 ) {
     let entity = |s: u32| index.entities[s as usize];
     let enters = work.enters(&index.lists).map(move |(o, t)| {
-        let (observer, target) = (entity(o), entity(t));
-        (
-            o,
-            EnterView {
-                observer,
-                target,
-                tier: 0,
-            },
-        )
+        let message = EnterView {
+            observer: entity(o),
+            target: entity(t),
+            tier: 0,
+            reason: index.enter_reason(o, t),
+        };
+        (o, message)
     });
     let leaves = work.leaves().map(move |(o, t)| {
-        let (observer, target) = (entity(o), entity(t));
-        (
-            o,
-            LeaveView {
-                observer,
-                target,
-                tier: 0,
-            },
-        )
+        let message = LeaveView {
+            observer: entity(o),
+            target: entity(t),
+            tier: 0,
+            reason: index.leave_reason(Some(o), Some(t)),
+        };
+        (o, message)
     });
     (enters, leaves)
 }
@@ -231,7 +227,7 @@ pub(crate) fn write_messages(
     stats.enters = enters;
     stats.leaves = leaves;
     tier_writer.write_batch(layer.tier_changes.iter().copied());
-    index.end_release();
+    index.end_messages();
     index.renumber_if_scattered();
     stats.renumbers = index.renumbers();
 }

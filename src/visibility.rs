@@ -121,12 +121,36 @@ pub(crate) struct ObserverState {
 pub(crate) fn sees(o: &ObserverState, t: &TargetState) -> bool {
     t.in_grid
         && t.rules.instance == o.instance
-        && (o.sees & t.rules.member) != 0
-        && match t.rules.mode {
-            AoiVisibility::Hidden => false,
-            AoiVisibility::Always => true,
-            AoiVisibility::Normal => within(o.p, o.r2, o.rect, t.p),
+        && match verdict(o.sees, &t.rules) {
+            Verdict::Never => false,
+            Verdict::Always => true,
+            Verdict::ByDistance => within(o.p, o.r2, o.rect, t.p),
         }
+}
+
+/// What the layers and the visibility mode say of a pair in one instance (the part of the rule
+/// before the distance).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// No layer in common, or the target is `Hidden`.
+    Never,
+    /// The target is `Always` visible.
+    Always,
+    /// The distance decides.
+    ByDistance,
+}
+
+/// [`Verdict`] of an observer seeing the layers `sees` for a target with rules `t`.
+#[inline]
+pub(crate) fn verdict(sees: u32, t: &Rules) -> Verdict {
+    if sees & t.member == 0 {
+        return Verdict::Never;
+    }
+    match t.mode {
+        AoiVisibility::Hidden => Verdict::Never,
+        AoiVisibility::Always => Verdict::Always,
+        AoiVisibility::Normal => Verdict::ByDistance,
+    }
 }
 
 /// The instance in which `t` is visible to every observer whatever the distance (it is indexed

@@ -11,6 +11,10 @@ impl AoiIndex {
     /// slots. Only runs between ticks (the shortlist is empty).
     pub(super) fn renumber(&mut self) {
         debug_assert!(self.changes.is_empty(), "slots should only be renumbered between ticks");
+        debug_assert!(
+            self.turns.is_empty(),
+            "slots should be renumbered after the messages are written"
+        );
         self.relinks = 0;
         let n = self.slots.len();
         let mut cells: Vec<u32> = (0..self.grid.cells.len() as u32)

@@ -18,7 +18,7 @@ use crate::{
     components::{InterestSet, ViewRange, ViewRect},
     grid::dist2,
     index::AoiIndex,
-    messages::{EnterView, LeaveView, TierChanged},
+    messages::{EnterReason, EnterView, LeaveReason, LeaveView, TierChanged},
     rules::AoiVisibility,
     settings::AoiStats,
     slot::Slot,
@@ -57,6 +57,8 @@ struct Owned {
     /// Whether its shown targets count for the `Watched` marker.
     counted: bool,
     waiting: u32,
+    /// The targets waiting for its budget at the end of the last update, sorted.
+    waited: Vec<Entity>,
     /// Its set has not been written by the layer yet.
     fresh: bool,
 }
@@ -145,6 +147,7 @@ pub(crate) fn update_view_layer(
             shown,
             counted: watch.as_ref().is_some_and(|w| w.counts(old_member)),
             waiting: 0,
+            waited: Vec::new(),
             fresh: true,
         });
     }
@@ -212,8 +215,9 @@ impl ViewLayer {
         let item = observers.get_mut(st.observer).ok();
         let (Some(s), Some(o), Some(mut item)) = (slot, o, item) else {
             // No longer observing: everything leaves; the set (if any) is emptied.
+            let o = index.slot_of(st.observer);
             for sn in &st.shown {
-                self.leave(st.observer, sn, None);
+                self.leave(st.observer, sn, index.leave_reason(o, target_slot(index, sn)), None);
             }
             if let Some(mut item) = observers.get_mut(st.observer).ok()
                 && !item.5.holds(&[], false, 0)
@@ -250,6 +254,7 @@ impl ViewLayer {
                         observer: st.observer,
                         target,
                         tier: 0,
+                        reason: enter_reason(index, &st.waited, s, t),
                     });
                     if st.counted
                         && let Some(w) = watch
@@ -259,7 +264,8 @@ impl ViewLayer {
                 }
             }
             for sn in st.shown.iter().filter(|sn| !sn.found) {
-                self.leave(st.observer, sn, watch.as_mut().filter(|_| st.counted));
+                let reason = index.leave_reason(Some(s), target_slot(index, sn));
+                self.leave(st.observer, sn, reason, watch.as_mut().filter(|_| st.counted));
             }
             self.sorted.clear();
             self.sorted
@@ -322,7 +328,7 @@ impl ViewLayer {
             instance: o.rules.instance,
         };
         for sn in st.shown.iter_mut().filter(|sn| !sn.found) {
-            let ts = index.slots.get(sn.slot as usize).filter(|ts| ts.entity == sn.target);
+            let ts = target_slot(index, sn).map(|t| &index.slots[t as usize]);
             let allowed = ts.is_some_and(|ts| sees(&rules_only, &ts.target()));
             sn.linger += 1;
             if let Some(ts) = ts.filter(|_| allowed && sn.linger <= linger) {
@@ -334,7 +340,8 @@ impl ViewLayer {
         }
         for sn in st.shown.iter().filter(|sn| sn.leaving) {
             dirty = true;
-            self.leave(st.observer, sn, watch.as_mut().filter(|_| st.counted));
+            let reason = index.leave_reason(Some(s), target_slot(index, sn));
+            self.leave(st.observer, sn, reason, watch.as_mut().filter(|_| st.counted));
         }
         st.shown.retain(|sn| !sn.leaving);
         // The nearest qualifying targets enter, up to the budget, nearest first; the others
@@ -363,6 +370,7 @@ impl ViewLayer {
                 observer: st.observer,
                 target,
                 tier,
+                reason: enter_reason(index, &st.waited, s, t),
             });
             if st.counted
                 && let Some(w) = watch
@@ -372,6 +380,10 @@ impl ViewLayer {
             dirty = true;
         }
         merge_by_target(&mut st.shown, &mut self.entering);
+        st.waited.clear();
+        st.waited
+            .extend(self.candidates[admitted..].iter().map(|&(_, target, _)| target));
+        st.waited.sort_unstable();
         let waiting = (self.candidates.len() - admitted) as u32;
         dirty |= waiting != st.waiting;
         st.waiting = waiting;
@@ -386,11 +398,12 @@ impl ViewLayer {
     }
 
     /// Records `sn` leaving `observer`'s view (uncounting it when `watch` is given).
-    fn leave(&mut self, observer: Entity, sn: &Shown, watch: Option<&mut WatchTracker>) {
+    fn leave(&mut self, observer: Entity, sn: &Shown, reason: LeaveReason, watch: Option<&mut WatchTracker>) {
         self.leaves.push(LeaveView {
             observer,
             target: sn.target,
             tier: sn.tier,
+            reason,
         });
         if let Some(w) = watch {
             w.dec(sn.target);
@@ -404,6 +417,23 @@ impl ViewLayer {
             .iter()
             .filter(move |st| st.shown.binary_search_by_key(&target, |sn| sn.target).is_ok())
             .map(|st| st.observer)
+    }
+}
+
+/// The slot of shown target `sn` while the index tracks it (a freed slot still names its
+/// entity until the next update).
+fn target_slot(index: &AoiIndex, sn: &Shown) -> Option<u32> {
+    let slot = index.slots.get(sn.slot as usize)?;
+    (slot.entity == sn.target).then_some(sn.slot)
+}
+
+/// Why target slot `t` enters the view of owned observer slot `o`, given the targets that
+/// waited for its budget at the end of the last update (`waited`, sorted).
+fn enter_reason(index: &AoiIndex, waited: &[Entity], o: u32, t: u32) -> EnterReason {
+    if waited.binary_search(&index.entities[t as usize]).is_ok() {
+        EnterReason::WaitedForBudget
+    } else {
+        index.enter_reason(o, t)
     }
 }
 

@@ -7,7 +7,10 @@ use bevy_aoi::prelude::*;
 use bevy_app::prelude::*;
 use bevy_ecs::{message::MessageCursor, prelude::*};
 
-use crate::model::{self, Allowed, Features};
+use crate::{
+    model::{self, Allowed, Features},
+    reasons::{self, Moment, Moments},
+};
 
 pub use crate::workload::Rng;
 
@@ -77,6 +80,17 @@ pub struct Checked {
     waiting: BTreeMap<Entity, usize>,
     tier_changes: model::TierChanges,
     tier_cursor: MessageCursor<TierChanged>,
+    /// Every tracked entity as the reasons see it, after the previous update and after this one.
+    before: Moments,
+    now: Moments,
+    /// This update's enters of targets that waited for their observer's budget.
+    after_waiting: BTreeSet<(Entity, Entity)>,
+    /// Whether `before` is what the AOI saw (not after [`Self::update_lenient`], where user code
+    /// changed the world after the AOI ran).
+    reasons_known: bool,
+    /// How many messages gave each reason so far (checked ones only).
+    pub enter_reasons: BTreeMap<EnterReason, usize>,
+    pub leave_reasons: BTreeMap<LeaveReason, usize>,
     /// Pair state rebuilt from the messages alone.
     pairs: BTreeSet<(Entity, Entity)>,
     /// AOI passes so far (the first update runs two: `PostStartup` and the main schedule).
@@ -108,6 +122,12 @@ impl Checked {
             waiting: BTreeMap::new(),
             tier_changes: Vec::new(),
             tier_cursor: MessageCursor::default(),
+            before: Moments::new(),
+            now: Moments::new(),
+            after_waiting: BTreeSet::new(),
+            reasons_known: true,
+            enter_reasons: BTreeMap::new(),
+            leave_reasons: BTreeMap::new(),
             pairs: BTreeSet::new(),
             passes: 0,
             watched: BTreeMap::new(),
@@ -203,6 +223,21 @@ impl Checked {
                 )
             })
             .collect();
+        self.now = all
+            .iter()
+            .map(|(e, p, r, rect, layers, mode, instance, features)| {
+                let indexed = self.indexed(p, r.as_ref(), rect.as_ref(), features).is_some();
+                let moment = Moment {
+                    indexed,
+                    observer: indexed && (r.is_some() || rect.is_some()),
+                    layers: *layers,
+                    mode: *mode,
+                    instance: *instance,
+                };
+                (*e, moment)
+            })
+            .collect();
+        self.after_waiting.clear();
         let targets: Vec<(&Row, [f32; 3])> = all
             .iter()
             .filter_map(|row| {
@@ -222,6 +257,9 @@ impl Checked {
                 continue;
             }
             let mut set = BTreeSet::new();
+            // Given back without features: the targets that waited for the budget enter.
+            let handed_back = self.model.get(o).filter(|_| !features.any());
+            let waited = handed_back.map(|m| m.waited.clone()).unwrap_or_default();
             let Some(po) = self.indexed(p, r.as_ref(), rect.as_ref(), features) else {
                 out.insert(*o, set);
                 continue;
@@ -249,6 +287,9 @@ impl Checked {
                 if !features.any() {
                     if !by_distance || inside(0.0) {
                         set.insert(*t);
+                        if waited.contains(t) {
+                            self.after_waiting.insert((*o, *t));
+                        }
                     }
                     continue;
                 }
@@ -274,7 +315,10 @@ impl Checked {
                     .remove(o)
                     .unwrap_or_else(|| model::Observer::handed_over(self.prev.get(o).into_iter().flatten().copied()));
                 for _ in 0..passes {
-                    self.tier_changes.extend(model.update(*o, features, &allowed));
+                    let step = model.update(*o, features, &allowed);
+                    self.tier_changes.extend(step.tier_changes);
+                    self.after_waiting
+                        .extend(step.after_waiting.into_iter().map(|t| (*o, t)));
                 }
                 set.extend(model.shown.keys().copied());
                 self.tiers
@@ -399,6 +443,7 @@ impl Checked {
             }
         }
         self.check_view_model();
+        self.check_reasons();
         // 2. Messages are exactly the diff.
         let (enters, leaves) = self.read_messages();
         let mut want_enters = Vec::new();
@@ -441,6 +486,8 @@ impl Checked {
         self.sets_log.push(order);
         self.prev = expected;
         self.prev_tiers = core::mem::take(&mut self.tiers);
+        self.before = core::mem::take(&mut self.now);
+        self.reasons_known = true;
     }
 
     /// The tier of `target` for `observer` in `tiers` (0 for observers without view-model
@@ -502,6 +549,31 @@ impl Checked {
         );
     }
 
+    /// Every message's reason is the oracle's ([`reasons`]; enters of targets that waited for the
+    /// budget say so). Read from copies of the cursors, like [`Self::check_view_model`].
+    fn check_reasons(&mut self) {
+        if !self.reasons_known {
+            return;
+        }
+        let world = self.app.world();
+        let mut enters = self.enters.clone();
+        for m in enters.read(world.resource::<Messages<EnterView>>()) {
+            let want = if self.after_waiting.contains(&(m.observer, m.target)) {
+                EnterReason::WaitedForBudget
+            } else {
+                reasons::enter(&self.before, &self.now, m.observer, m.target)
+            };
+            assert_eq!(m.reason, want, "{m:?} should give the oracle's reason");
+            *self.enter_reasons.entry(want).or_default() += 1;
+        }
+        let mut leaves = self.leaves.clone();
+        for m in leaves.read(world.resource::<Messages<LeaveView>>()) {
+            let want = reasons::leave(&self.before, &self.now, m.observer, m.target);
+            assert_eq!(m.reason, want, "{m:?} should give the oracle's reason");
+            *self.leave_reasons.entry(want).or_default() += 1;
+        }
+    }
+
     /// This update's messages, as `(observer, target)` pairs in message order.
     fn read_messages(&mut self) -> (Pairs, Pairs) {
         let world = self.app.world();
@@ -545,6 +617,7 @@ impl Checked {
         self.check_alternation(&enters, &leaves);
         self.total_enters += enters.len();
         self.total_leaves += leaves.len();
+        self.reasons_known = false;
         // The AOI's view is what the messages opened; observers that still exist hold it in
         // their sets (one despawned by user code lost its set, and gets its leaves next update).
         self.prev = BTreeMap::new();

@@ -10,6 +10,7 @@ mod mixed_radii;
 mod model;
 mod oracle;
 mod picture;
+mod reasons;
 mod rect;
 mod reflect;
 mod rules;

@@ -1,7 +1,7 @@
 //! The oracle's model of the view-model features (hysteresis, enter budget, tiers), written
 //! from the rules in the crate's docs, one update at a time, independently of the plugin's code.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use bevy_aoi::prelude::*;
 use bevy_ecs::entity::Entity;
@@ -65,6 +65,15 @@ pub struct Shown {
 pub struct Observer {
     pub shown: BTreeMap<Entity, Shown>,
     pub waiting: usize,
+    /// The targets waiting for the budget after the last update.
+    pub waited: BTreeSet<Entity>,
+}
+
+/// One update of an observer: the tier changes of targets that stay, and the targets that
+/// entered after waiting for the budget.
+pub struct Step {
+    pub tier_changes: TierChanges,
+    pub after_waiting: Vec<Entity>,
 }
 
 /// One update's tier changes of targets that stay, `(observer, target, tier)`.
@@ -76,12 +85,13 @@ impl Observer {
         Self {
             shown: shown.into_iter().map(|t| (t, Shown { out_for: 0, tier: 0 })).collect(),
             waiting: 0,
+            waited: BTreeSet::new(),
         }
     }
 
     /// One update: `allowed` are the targets the rules allow now (anything else shown leaves at
-    /// once). Returns the tier changes of targets that stay.
-    pub fn update(&mut self, me: Entity, features: &Features, allowed: &[Allowed]) -> TierChanges {
+    /// once).
+    pub fn update(&mut self, me: Entity, features: &Features, allowed: &[Allowed]) -> Step {
         let by_target: BTreeMap<Entity, &Allowed> = allowed.iter().map(|a| (a.target, a)).collect();
         let linger = features.hysteresis.map_or(0, |h| h.linger_ticks);
         let margin = features.margin();
@@ -121,12 +131,20 @@ impl Observer {
             .collect();
         candidates.sort_by(|a, b| a.d2.partial_cmp(&b.d2).unwrap().then(a.target.cmp(&b.target)));
         let budget = features.budget.map_or(usize::MAX, |b| b.0 as usize);
+        let mut after_waiting = Vec::new();
         for a in candidates.iter().take(budget) {
             let tier = thresholds.iter().filter(|&&d| !(a.within)(d)).count() as u8;
             next.insert(a.target, Shown { out_for: 0, tier });
+            if self.waited.contains(&a.target) {
+                after_waiting.push(a.target);
+            }
         }
         self.waiting = candidates.len().saturating_sub(budget);
+        self.waited = candidates.iter().skip(budget).map(|a| a.target).collect();
         self.shown = next;
-        changes
+        Step {
+            tier_changes: changes,
+            after_waiting,
+        }
     }
 }

@@ -26,6 +26,8 @@ fn the_plugin_registers_its_public_types() {
         core::any::type_name::<EnterView>(),
         core::any::type_name::<LeaveView>(),
         core::any::type_name::<TierChanged>(),
+        core::any::type_name::<EnterReason>(),
+        core::any::type_name::<LeaveReason>(),
         core::any::type_name::<ViewRect>(),
         core::any::type_name::<ViewHysteresis>(),
         core::any::type_name::<EnterBudget>(),

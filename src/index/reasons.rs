@@ -1,0 +1,129 @@
+//! Why a pair entered or left: [`EnterReason`] and [`LeaveReason`] from the pair's two slots at
+//! the start and at the end of the update.
+//!
+//! The index keeps, until the update's messages are written, the start-of-update record of every
+//! slot that *turned* this update: joined or left the index, became or stopped being an
+//! observer, changed rules, or lost its `Position`. A slot that only moved or changed its view
+//! did not turn; a pair of two such slots is decided by the distance, which costs one lookup per
+//! slot.
+
+use super::AoiIndex;
+use crate::{
+    messages::{EnterReason, LeaveReason},
+    slot::{Change, Slot},
+    visibility::{Rules, verdict},
+};
+
+/// The marker of a slot that did not turn this update.
+pub(super) const NOT_TURNED: u32 = u32::MAX;
+
+/// What the reasons read of a slot at one moment.
+#[derive(Clone, Copy)]
+struct Moment {
+    indexed: bool,
+    observer: bool,
+    rules: Rules,
+}
+
+impl Moment {
+    fn now(slot: &Slot) -> Self {
+        Self {
+            indexed: slot.in_grid,
+            observer: slot.is_observer(),
+            rules: slot.rules,
+        }
+    }
+
+    fn before(change: &Change) -> Self {
+        Self {
+            indexed: change.old_in,
+            observer: change.old_in && change.old_r2 >= 0.0,
+            rules: change.old_rules,
+        }
+    }
+}
+
+/// Whether the slot changed more than its position or view since `change` was recorded.
+pub(super) fn turned(change: &Change, slot: &Slot) -> bool {
+    !slot.has_position
+        || slot.in_grid != change.old_in
+        || slot.is_observer() != Moment::before(change).observer
+        || slot.rules != change.old_rules
+}
+
+impl AoiIndex {
+    /// Slot `s` at the start of the update.
+    fn before(&self, s: u32) -> Moment {
+        match self.turned[s as usize] {
+            NOT_TURNED => Moment::now(&self.slots[s as usize]),
+            at => Moment::before(&self.turns[at as usize]),
+        }
+    }
+
+    /// Why observer slot `o` started seeing target slot `t` this update, the budget aside (the
+    /// view layer knows that one). Both are indexed now. Valid until the messages are written.
+    pub fn enter_reason(&self, o: u32, t: u32) -> EnterReason {
+        if self.turned[o as usize] == NOT_TURNED && self.turned[t as usize] == NOT_TURNED {
+            return EnterReason::CameIntoRange;
+        }
+        let (bo, bt) = (self.before(o), self.before(t));
+        let (no, nt) = (&self.slots[o as usize], &self.slots[t as usize]);
+        if !bo.observer || !bt.indexed {
+            EnterReason::Appeared
+        } else if bo.rules.instance != bt.rules.instance {
+            EnterReason::InstanceChanged
+        } else if verdict(bo.rules.sees, &bt.rules) != verdict(no.rules.sees, &nt.rules) {
+            EnterReason::RulesChanged
+        } else {
+            EnterReason::CameIntoRange
+        }
+    }
+
+    /// Why observer slot `o` stopped seeing target slot `t` this update, which it saw at its
+    /// start; `None` for an entity the index no longer tracks. Valid until the messages are
+    /// written.
+    pub fn leave_reason(&self, o: Option<u32>, t: Option<u32>) -> LeaveReason {
+        let quiet = |s: Option<u32>| s.is_some_and(|s| self.turned[s as usize] == NOT_TURNED);
+        if quiet(o) && quiet(t) {
+            return LeaveReason::OutOfRange;
+        }
+        // A slot and its state, if its entity is still tracked.
+        let tracked = |s: Option<u32>| {
+            s.map(|s| (s, &self.slots[s as usize]))
+                .filter(|(_, slot)| slot.has_position)
+        };
+        let Some((o, no)) = tracked(o).filter(|(_, no)| !no.in_grid || no.is_observer()) else {
+            return LeaveReason::ObserverGone;
+        };
+        let Some((t, nt)) = tracked(t) else {
+            return LeaveReason::TargetGone;
+        };
+        let (bo, bt) = (self.before(o), self.before(t));
+        if !no.in_grid || !nt.in_grid {
+            LeaveReason::BadInput
+        } else if no.rules.instance != nt.rules.instance {
+            LeaveReason::InstanceChanged
+        } else if verdict(bo.rules.sees, &bt.rules) != verdict(no.rules.sees, &nt.rules) {
+            LeaveReason::RulesChanged
+        } else {
+            LeaveReason::OutOfRange
+        }
+    }
+
+    /// Records the turned slots of this tick's shortlist (before it is cleared).
+    pub(super) fn record_turns(&mut self) {
+        for ch in &self.changes {
+            if turned(ch, &self.slots[ch.slot as usize]) {
+                self.turned[ch.slot as usize] = self.turns.len() as u32;
+                self.turns.push(*ch);
+            }
+        }
+    }
+
+    /// Forgets this update's turns once its messages are written.
+    pub(super) fn forget_turns(&mut self) {
+        for ch in self.turns.drain(..) {
+            self.turned[ch.slot as usize] = NOT_TURNED;
+        }
+    }
+}
