@@ -7,7 +7,7 @@ use crate::{
     components::{InterestSet, PendingRemovals, Position, ViewRange, ViewRect},
     index::AoiIndex,
     interest::{Edit, PairEngine, Parallelism},
-    messages::{EnterView, LeaveView, TierChanged},
+    messages::{EnterReason, EnterView, LeaveReason, LeaveView, TierChanged},
     rules::{AoiInstance, AoiLayers, AoiVisibility, PendingWatchers, Watchers},
     settings::{AoiSettings, AoiStats},
     slot::Sight,
@@ -131,30 +131,52 @@ pub(crate) fn compute_interest(
 }
 
 /// The pair engine's messages of this update, all of them (valid until [`write_messages`]
-/// renumbers the slots), at their exact count.
-fn engine_messages<'a>(
+/// renumbers the slots), at their exact count. Without `JUDGED` their reasons are the distance's,
+/// which is right only when nothing turned ([`AoiIndex::nothing_turned`]: the common update, and
+/// this loop then stays as tight as a copy).
+fn engine_messages<'a, const JUDGED: bool>(
     index: &'a AoiIndex,
     work: &'a PairEngine,
 ) -> (
     impl ExactSizeIterator<Item = (u32, EnterView)> + 'a,
     impl ExactSizeIterator<Item = (u32, LeaveView)> + 'a,
 ) {
+    debug_assert!(JUDGED || index.nothing_turned(), "unjudged reasons need a quiet update");
     let entity = |s: u32| index.entities[s as usize];
+    // The engine lists each observer's enters together: whether it appeared is asked once.
+    let mut appeared = (u32::MAX, false);
     let enters = work.enters(&index.lists).map(move |(o, t)| {
+        let reason = if !JUDGED {
+            EnterReason::CameIntoRange
+        } else {
+            if appeared.0 != o {
+                appeared = (o, index.observer_appeared(o));
+            }
+            if appeared.1 {
+                EnterReason::Appeared
+            } else {
+                index.enter_reason(o, t)
+            }
+        };
         let message = EnterView {
             observer: entity(o),
             target: entity(t),
             tier: 0,
-            reason: index.enter_reason(o, t),
+            reason,
         };
         (o, message)
     });
     let leaves = work.leaves().map(move |(o, t)| {
+        let reason = if JUDGED {
+            index.leave_reason(Some(o), Some(t))
+        } else {
+            LeaveReason::OutOfRange
+        };
         let message = LeaveView {
             observer: entity(o),
             target: entity(t),
             tier: 0,
-            reason: index.leave_reason(Some(o), Some(t)),
+            reason,
         };
         (o, message)
     });
@@ -174,7 +196,7 @@ fn messages<'a>(
     // While no observer is owned, no pair needs the lookup.
     let any_owned = index.owned > 0;
     let engine_owns = move |o: u32| !any_owned || !index.slots[o as usize].owned;
-    let (enters, leaves) = engine_messages(index, work);
+    let (enters, leaves) = engine_messages::<true>(index, work);
     (
         (enters.filter_map(move |(o, m)| engine_owns(o).then_some(m))).chain(layer.enters.iter().copied()),
         (leaves.filter_map(move |(o, m)| engine_owns(o).then_some(m))).chain(layer.leaves.iter().copied()),
@@ -210,9 +232,19 @@ pub(crate) fn write_messages(
         // Every engine pair is a message: one batch at their exact count (a chained iterator
         // would push them one by one), then the layer's (it may still have leaves of observers
         // that were despawned).
-        let (enters, leaves) = engine_messages(&index, &work.0);
-        let enters = enter_writer.write_batch(enters.map(|(_, m)| m)).len();
-        let leaves = leave_writer.write_batch(leaves.map(|(_, m)| m)).len();
+        let (enters, leaves) = if index.nothing_turned() {
+            write_batches(
+                engine_messages::<false>(&index, &work.0),
+                &mut enter_writer,
+                &mut leave_writer,
+            )
+        } else {
+            write_batches(
+                engine_messages::<true>(&index, &work.0),
+                &mut enter_writer,
+                &mut leave_writer,
+            )
+        };
         (
             enters + enter_writer.write_batch(layer.enters.iter().copied()).len(),
             leaves + leave_writer.write_batch(layer.leaves.iter().copied()).len(),
@@ -230,6 +262,20 @@ pub(crate) fn write_messages(
     index.end_messages();
     index.renumber_if_scattered();
     stats.renumbers = index.renumbers();
+}
+
+/// Writes the engine's messages in two exact-size batches; how many of each.
+fn write_batches(
+    (enters, leaves): (
+        impl ExactSizeIterator<Item = (u32, EnterView)>,
+        impl ExactSizeIterator<Item = (u32, LeaveView)>,
+    ),
+    enter_writer: &mut MessageWriter<EnterView>,
+    leave_writer: &mut MessageWriter<LeaveView>,
+) -> (usize, usize) {
+    let enters = enter_writer.write_batch(enters.map(|(_, m)| m)).len();
+    let leaves = leave_writer.write_batch(leaves.map(|(_, m)| m)).len();
+    (enters, leaves)
 }
 
 /// Mirrors the index's lists into the `InterestSet` components of the observers that stopped

@@ -60,12 +60,35 @@ impl AoiIndex {
         }
     }
 
+    /// Whether no slot turned this update: every enter is then [`EnterReason::CameIntoRange`]
+    /// and every leave [`LeaveReason::OutOfRange`] (the common update, where entities only move).
+    #[inline]
+    pub fn nothing_turned(&self) -> bool {
+        self.turns.is_empty()
+    }
+
+    /// Whether observer slot `o` was not an observer in the index at the start of the update:
+    /// every enter of its is [`EnterReason::Appeared`] (the message writer asks once per
+    /// observer, since the engine lists each observer's enters together).
+    #[inline(never)]
+    pub fn observer_appeared(&self, o: u32) -> bool {
+        self.turned[o as usize] != NOT_TURNED && !self.before(o).observer
+    }
+
     /// Why observer slot `o` started seeing target slot `t` this update, the budget aside (the
     /// view layer knows that one). Both are indexed now. Valid until the messages are written.
+    #[inline]
     pub fn enter_reason(&self, o: u32, t: u32) -> EnterReason {
         if self.turned[o as usize] == NOT_TURNED && self.turned[t as usize] == NOT_TURNED {
-            return EnterReason::CameIntoRange;
+            EnterReason::CameIntoRange
+        } else {
+            self.turned_enter_reason(o, t)
         }
+    }
+
+    /// [`Self::enter_reason`] when `o` or `t` turned.
+    #[inline(never)]
+    fn turned_enter_reason(&self, o: u32, t: u32) -> EnterReason {
         let (bo, bt) = (self.before(o), self.before(t));
         let (no, nt) = (&self.slots[o as usize], &self.slots[t as usize]);
         if !bo.observer || !bt.indexed {
@@ -82,11 +105,19 @@ impl AoiIndex {
     /// Why observer slot `o` stopped seeing target slot `t` this update, which it saw at its
     /// start; `None` for an entity the index no longer tracks. Valid until the messages are
     /// written.
+    #[inline]
     pub fn leave_reason(&self, o: Option<u32>, t: Option<u32>) -> LeaveReason {
         let quiet = |s: Option<u32>| s.is_some_and(|s| self.turned[s as usize] == NOT_TURNED);
         if quiet(o) && quiet(t) {
-            return LeaveReason::OutOfRange;
+            LeaveReason::OutOfRange
+        } else {
+            self.turned_leave_reason(o, t)
         }
+    }
+
+    /// [`Self::leave_reason`] when `o` or `t` turned or is gone.
+    #[inline(never)]
+    fn turned_leave_reason(&self, o: Option<u32>, t: Option<u32>) -> LeaveReason {
         // A slot and its state, if its entity is still tracked.
         let tracked = |s: Option<u32>| {
             s.map(|s| (s, &self.slots[s as usize]))
