@@ -18,7 +18,7 @@
 //! enters per tick, nearest first, `EnterBudget`), `--tiers` (near/middle/far rings,
 //! `ViewTiers`: near targets are replicated every tick, middle ones every 4th, far ones every
 //! 16th). The summary says what they changed: messages avoided, targets waiting, tier changes,
-//! replication sends.
+//! replication sends; and it counts the messages by reason (`EnterReason`, `LeaveReason`).
 //!
 //! ```text
 //! cargo run --release --example headless_simulation -- --entities 2000 --ticks 100 --svg aoi.svg
@@ -82,6 +82,9 @@ struct Stats {
     /// Replication sends by tier cadence, and what sending every target every tick would be.
     sends: u64,
     sends_every_tick: u64,
+    /// Messages by reason.
+    enter_reasons: std::collections::BTreeMap<EnterReason, u64>,
+    leave_reasons: std::collections::BTreeMap<LeaveReason, u64>,
 }
 
 /// Ticks between replications of a target in each tier: near, middle, far.
@@ -207,11 +210,15 @@ fn on_view(
 ) {
     for e in enters.read() {
         stats.enters += 1;
+        *stats.enter_reasons.entry(e.reason).or_default() += 1;
         if monsters.contains(e.observer) {
             stats.aggro += 1;
         }
     }
-    stats.leaves += leaves.read().count() as u64;
+    for l in leaves.read() {
+        stats.leaves += 1;
+        *stats.leave_reasons.entry(l.reason).or_default() += 1;
+    }
     stats.wakeups += woke.iter().count() as u64;
     stats.tier_changes += tiers.read().count() as u64;
     stats.returned += aoi.returned as u64;
@@ -384,6 +391,8 @@ fn main() {
             100.0 * stats.sends as f64 / stats.sends_every_tick.max(1) as f64
         );
     }
+    println!("enters by reason: {:?}", stats.enter_reasons);
+    println!("leaves by reason: {:?}", stats.leave_reasons);
     println!(
         "summary: {ticks} ticks in {:.2} s ({:.2} ms/tick), {} enters, {} leaves, {} aggro events, \
          {} monster wake-ups; enters - leaves = {} = visible pairs now {}: {}",
