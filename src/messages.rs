@@ -1,4 +1,5 @@
-//! [`EnterView`] and [`LeaveView`]: what changed in the interest sets this update.
+//! [`EnterView`] and [`LeaveView`]: what changed in the interest sets this update, and why
+//! ([`EnterReason`], [`LeaveReason`]).
 //!
 //! Both are written once per update, in [`AoiSystems::WriteMessages`](crate::AoiSystems), in a
 //! deterministic order (the same inputs give the same sequence, whatever the thread count). For

@@ -81,7 +81,8 @@ pub struct ViewHysteresis {
 /// [`Entity`] order). The others wait ([`InterestSet::waiting`](crate::InterestSet::waiting),
 /// [`AoiStats::waiting`](crate::AoiStats::waiting)) and are chosen again, nearest first, in the
 /// next updates; a waiting target that stops qualifying never enters and causes no message.
-/// Leaves are never delayed. `EnterBudget(0)` lets nothing enter.
+/// Its [`EnterView`](crate::EnterView) says [`EnterReason::WaitedForBudget`](crate::EnterReason)
+/// when it enters. Leaves are never delayed. `EnterBudget(0)` lets nothing enter.
 ///
 /// ```
 /// use bevy_app::prelude::*;
