@@ -7,6 +7,9 @@ use bevy_ecs::{entity::EntityHashMap, prelude::*};
 
 mod reasons;
 mod renumber;
+mod touches;
+
+pub(crate) use touches::Touches;
 
 use crate::{
     components::Position,
@@ -62,6 +65,8 @@ pub(crate) struct AoiIndex {
     pub newly_owned: Vec<(Entity, u32)>,
     /// Owned slots the view layer gave back this update ([`Self::release`]).
     released: Vec<u32>,
+    /// The observers the view layer must look at this update.
+    pub touches: Touches,
     /// The largest step of this tick's stepping targets, with slack (0 between ticks).
     pub step_reach: f32,
     /// How many changed slots only stepped, in the last tick that had changes.
@@ -98,6 +103,7 @@ impl AoiIndex {
             owned: 0,
             newly_owned: Vec::new(),
             released: Vec::new(),
+            touches: Touches::default(),
             step_reach: 0.0,
             stepped: 0,
             relinks: 0,
@@ -195,6 +201,7 @@ impl AoiIndex {
                 self.entities.push(entity);
                 self.lists.push(Vec::new());
                 self.turned.push(reasons::NOT_TURNED);
+                self.touches.grow(self.slots.len());
                 (self.slots.len() - 1) as u32
             }
         };
@@ -233,6 +240,10 @@ impl AoiIndex {
             }
             Sight::Blind | Sight::Bad(_) => (-1.0, 0.0, None),
         };
+        if self.owned > 0 {
+            // Whatever changed (a component of the view model included), the layer looks.
+            self.touches.touch(s);
+        }
         let slot = &mut self.slots[s as usize];
         if layered && !slot.owned {
             // The view layer takes it over from this update, with what it showed until now.
@@ -561,6 +572,7 @@ impl AoiIndex {
             + self.turned.capacity() * size_of::<u32>()
             + self.radii.len() * 3 * size_of::<(u32, u32)>()
             + self.wide.slots.capacity() * size_of::<u32>()
+            + self.touches.heap_bytes()
     }
 
     /// Fills the counters the index knows.

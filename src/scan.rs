@@ -18,7 +18,7 @@ use crate::{
     components::{merge_targets, reserve_with_headroom},
     config::IndexKind,
     grid::{Grid, Member, dist2},
-    index::AoiIndex,
+    index::{AoiIndex, Touches},
     rules::AoiVisibility,
     slot::{Change, Slot, observer_of},
     visibility::{ObserverState, TargetState, in_rect, observer_region, observer_slab, sees},
@@ -103,6 +103,8 @@ pub(crate) struct View<'a> {
     pub entities: &'a [Entity],
     pub always: &'a BTreeMap<u32, Vec<u32>>,
     pub step_reach: f32,
+    /// Where target scans mark the observers the view layer must look at, while it owns some.
+    pub touches: Option<&'a Touches>,
 }
 
 impl<'a> View<'a> {
@@ -114,6 +116,7 @@ impl<'a> View<'a> {
             entities: &index.entities,
             always: &index.always,
             step_reach: index.step_reach,
+            touches: (index.owned > 0).then_some(&index.touches),
         }
     }
 }
@@ -383,19 +386,31 @@ pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clea
     // A target that only stepped, with its rules and its observers' unchanged, flips only by
     // distance; `Always` and `Hidden` ones do not depend on it.
     if !me.jumped && (!any_clean || me.rules.mode != AoiVisibility::Normal) {
+        // A stepping `Always` target's tier may change for any observer of its instance.
+        if let Some(touches) = view.touches
+            && me.rules.mode == AoiVisibility::Always
+        {
+            touches.touch_everyone();
+        }
         return;
     }
     let (now, before) = (me.target(), ch.old_target());
     // Records the pair if observer `o` (as `start` at the start of the tick, as `end` now) sees
-    // the target now and not before, or the other way round.
+    // the target now and not before, or the other way round; and, for the view layer, touches
+    // `o` if it sees the target at either time.
     let mut judge = |o: u32, start: ObserverState, end: ObserverState| {
-        let is = sees(&end, &now);
-        if is != sees(&start, &before) {
+        let (is, was) = (sees(&end, &now), sees(&start, &before));
+        if is != was {
             if is {
                 scratch.enters.push(o, ch.slot);
             } else {
                 scratch.leaves.push((o, ch.slot));
             }
+        }
+        if let Some(touches) = view.touches
+            && (is || was)
+        {
+            touches.touch(o);
         }
     };
     for &w in wide {
@@ -426,13 +441,16 @@ pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clea
             // layers and the two distances, tested branch-free over 64 members at a time. For a
             // rectangular view the distances test the disc around it: being in that disc at
             // either end makes it a candidate, judged exactly.
+            // With the view layer, every candidate near the target at either end is judged (and
+            // so touched), not only those whose disc test flips.
+            let near = view.touches.is_some();
             let (p_now, p_before, member) = (now.p, before.p, now.rules.member);
             for chunk in slabs.into_iter().flat_map(|r| cell.members[r].chunks(64)) {
                 let mut mask = 0u64;
                 for (j, m) in chunk.iter().enumerate() {
                     let candidate = m.is_clean_observer() & ((m.sees & member) != 0);
                     let (in_now, in_before) = (dist2(m.p, p_now) <= m.r2, dist2(m.p, p_before) <= m.r2);
-                    let flips = (in_now != in_before) | (m.rect & (in_now | in_before));
+                    let flips = (in_now != in_before) | ((m.rect | near) & (in_now | in_before));
                     mask |= u64::from(candidate & flips) << j;
                 }
                 while mask != 0 {

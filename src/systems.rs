@@ -89,6 +89,7 @@ pub(crate) fn update_index(
     current: Query<Tracked>,
     settings: Res<AoiSettings>,
 ) {
+    index.touches.begin();
     for entity in pending.0.drain(..) {
         index.observe(entity, current.get(entity).ok().map(state));
     }

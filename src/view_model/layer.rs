@@ -59,6 +59,13 @@ struct Owned {
     waiting: u32,
     /// The targets waiting for its budget at the end of the last update, sorted.
     waited: Vec<Entity>,
+    /// Shown targets held by the hysteresis (beyond the view), and those of them lingering
+    /// (beyond the grown view too), after the last update.
+    held: u32,
+    lingering: u32,
+    /// Its slot, and how many times the index had renumbered when the slots were last looked up.
+    slot: u32,
+    renumbers: usize,
     /// Its set has not been written by the layer yet.
     fresh: bool,
 }
@@ -68,8 +75,6 @@ struct Owned {
 pub(crate) struct ViewLayer {
     owned: Vec<Owned>,
     by_observer: EntityHashMap<()>,
-    /// How many times the index had renumbered its slots when the layer last ran.
-    renumbers: usize,
     /// Per slot: the update it was marked in and its place in the observer's `shown`.
     marks: Vec<(u32, u32)>,
     epoch: u32,
@@ -148,6 +153,10 @@ pub(crate) fn update_view_layer(
             counted: watch.as_ref().is_some_and(|w| w.counts(old_member)),
             waiting: 0,
             waited: Vec::new(),
+            held: 0,
+            lingering: 0,
+            slot: NO_SLOT,
+            renumbers: usize::MAX,
             fresh: true,
         });
     }
@@ -155,12 +164,15 @@ pub(crate) fn update_view_layer(
         layer.marks.resize(index.slots.len(), (0, 0));
     }
     let mut totals = Totals::default();
-    let renumbered = index.renumbers() != layer.renumbers;
-    layer.renumbers = index.renumbers();
     let mut owned = core::mem::take(&mut layer.owned);
     let mut dropped = false;
     for st in &mut owned {
-        let keep = layer.evaluate(st, &index, &mut observers, watch, &mut totals, renumbered);
+        if !needs_look(st, &index) {
+            // Nothing it sees moved or changed: the pass would leave it as it is.
+            totals.held += st.held as usize;
+            continue;
+        }
+        let keep = layer.evaluate(st, &index, &mut observers, watch, &mut totals);
         if !keep {
             dropped = true;
             layer.by_observer.remove(&st.observer);
@@ -189,18 +201,17 @@ impl ViewLayer {
         observers: &mut Query<ObserverItem>,
         watch: &mut Option<WatchTracker>,
         totals: &mut Totals,
-        renumbered: bool,
     ) -> bool {
         // Slots only change meaning when the index renumbers them (a freed slot is reused from
         // the next update on, by when its target has left here).
-        if renumbered {
+        if st.renumbers != index.renumbers() {
+            st.renumbers = index.renumbers();
             for sn in &mut st.shown {
                 sn.slot = index.slot_of(sn.target).unwrap_or(NO_SLOT);
             }
         }
-        let slot = index
-            .slot_of(st.observer)
-            .filter(|&s| index.slots[s as usize].is_observer());
+        st.slot = index.slot_of(st.observer).unwrap_or(NO_SLOT);
+        let slot = (st.slot != NO_SLOT && index.slots[st.slot as usize].is_observer()).then_some(st.slot);
         let o = slot.map(|s| &index.slots[s as usize]);
         // Counting follows the observer's layers now: recount what it shows if they changed.
         if let Some(w) = watch {
@@ -389,7 +400,9 @@ impl ViewLayer {
         st.waiting = waiting;
         st.fresh = false;
         totals.waiting += waiting as usize;
-        totals.held += st.shown.iter().filter(|sn| sn.held).count();
+        st.held = st.shown.iter().filter(|sn| sn.held).count() as u32;
+        st.lingering = st.shown.iter().filter(|sn| sn.linger > 0).count() as u32;
+        totals.held += st.held as usize;
         if dirty {
             let shown = st.shown.iter().map(|sn| (sn.target, sn.tier));
             item.5.assign(shown, tiers.is_some(), waiting);
@@ -418,6 +431,18 @@ impl ViewLayer {
             .filter(move |st| st.shown.binary_search_by_key(&target, |sn| sn.target).is_ok())
             .map(|st| st.observer)
     }
+}
+
+/// Whether the layer must look at owned observer `st` this update: something touched it (see
+/// [`Touches`](crate::index::Touches)), or it has targets lingering or waiting, or it is new here,
+/// or its slot is not the one it knows (freed, or renumbered: then the slots of what it shows are
+/// looked up again when it is next looked at).
+fn needs_look(st: &Owned, index: &AoiIndex) -> bool {
+    st.fresh
+        || st.waiting > 0
+        || st.lingering > 0
+        || index.entities.get(st.slot as usize) != Some(&st.observer)
+        || index.touches.is_touched(st.slot)
 }
 
 /// The slot of shown target `sn` while the index tracks it (a freed slot still names its

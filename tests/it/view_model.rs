@@ -249,3 +249,20 @@ fn tiers_follow_distance_with_the_hysteresis_margin() {
     }
     assert!(!walk(&mut app, o, t, 11.5), "beyond radius + margin it leaves");
 }
+
+#[test]
+fn an_always_target_stepping_across_a_tier_threshold_retiers_for_an_observer_standing_still() {
+    // The target is far beyond the view, seen only because it is `Always` visible; its small
+    // steps are the index's cheapest path, which decides no pair by distance.
+    let (mut app, o, t) = pair(ViewTiers::new([20.0]), 21.0);
+    app.world().entity_mut(t).insert(AoiVisibility::Always);
+    app.update();
+    let tier = |app: &mut Checked| app.world().get::<InterestSet>(o).unwrap().tier_of(t);
+    assert_eq!(tier(&mut app), Some(1), "beyond 20 it should be in the far tier");
+    assert!(walk(&mut app, o, t, 20.0), "an Always target stays in view");
+    assert_eq!(
+        tier(&mut app),
+        Some(0),
+        "on the threshold it should be in the near tier"
+    );
+}
