@@ -131,61 +131,51 @@ pub(crate) fn compute_interest(
     index.stats(&mut stats);
 }
 
-/// The pair engine's messages of this update, all of them (valid until [`write_messages`]
-/// renumbers the slots), at their exact count. Without `JUDGED` their reasons are the distance's,
-/// which is right only when nothing turned ([`AoiIndex::nothing_turned`]: the common update, and
-/// this loop then stays as tight as a copy).
-fn engine_messages<'a, const JUDGED: bool>(
-    index: &'a AoiIndex,
-    work: &'a PairEngine,
-) -> (
-    impl ExactSizeIterator<Item = (u32, EnterView)> + 'a,
-    impl ExactSizeIterator<Item = (u32, LeaveView)> + 'a,
-) {
-    debug_assert!(JUDGED || index.nothing_turned(), "unjudged reasons need a quiet update");
-    let entity = |s: u32| index.entities[s as usize];
-    // The engine lists each observer's enters together: whether it appeared is asked once.
-    let mut appeared = (u32::MAX, false);
-    let enters = work.enters(&index.lists).map(move |(o, t)| {
-        let reason = if !JUDGED {
-            EnterReason::CameIntoRange
+/// The message of engine enter `(o, t)`. Without `JUDGED` its reason is the distance's, which is
+/// right only when nothing turned ([`AoiIndex::nothing_turned`]: the common update, whose loop
+/// then stays as tight as a copy). `appeared` remembers the last observer asked about (the engine
+/// lists each observer's enters together, so whether it appeared is asked once).
+#[inline]
+fn enter_message<const JUDGED: bool>(index: &AoiIndex, appeared: &mut (u32, bool), o: u32, t: u32) -> EnterView {
+    let reason = if !JUDGED {
+        EnterReason::CameIntoRange
+    } else {
+        if appeared.0 != o {
+            *appeared = (o, index.observer_appeared(o));
+        }
+        if appeared.1 {
+            EnterReason::Appeared
         } else {
-            if appeared.0 != o {
-                appeared = (o, index.observer_appeared(o));
-            }
-            if appeared.1 {
-                EnterReason::Appeared
-            } else {
-                index.enter_reason(o, t)
-            }
-        };
-        let message = EnterView {
-            observer: entity(o),
-            target: entity(t),
-            tier: 0,
-            reason,
-        };
-        (o, message)
-    });
-    let leaves = work.leaves().map(move |(o, t)| {
-        let reason = if JUDGED {
-            index.leave_reason(Some(o), Some(t))
-        } else {
-            LeaveReason::OutOfRange
-        };
-        let message = LeaveView {
-            observer: entity(o),
-            target: entity(t),
-            tier: 0,
-            reason,
-        };
-        (o, message)
-    });
-    (enters, leaves)
+            index.enter_reason(o, t)
+        }
+    };
+    EnterView {
+        observer: index.entities[o as usize],
+        target: index.entities[t as usize],
+        tier: 0,
+        reason,
+    }
+}
+
+/// The message of engine leave `(o, t)`, judged like [`enter_message`].
+#[inline]
+fn leave_message<const JUDGED: bool>(index: &AoiIndex, o: u32, t: u32) -> LeaveView {
+    let reason = if JUDGED {
+        index.leave_reason(Some(o), Some(t))
+    } else {
+        LeaveReason::OutOfRange
+    };
+    LeaveView {
+        observer: index.entities[o as usize],
+        target: index.entities[t as usize],
+        tier: 0,
+        reason,
+    }
 }
 
 /// This update's messages: the pair engine's, except for the observers the view layer owns,
-/// then the layer's ([`write_messages`] writes this sequence).
+/// then the layer's ([`write_messages`] writes this sequence). Valid until `write_messages`
+/// renumbers the slots.
 fn messages<'a>(
     index: &'a AoiIndex,
     work: &'a PairEngine,
@@ -196,11 +186,14 @@ fn messages<'a>(
 ) {
     // While no observer is owned, no pair needs the lookup.
     let any_owned = index.owned > 0;
-    let engine_owns = move |o: u32| !any_owned || !index.slots[o as usize].owned;
-    let (enters, leaves) = engine_messages::<true>(index, work);
+    let engine_owns = move |&(o, _): &(u32, u32)| !any_owned || !index.slots[o as usize].owned;
+    let mut appeared = (u32::MAX, false);
+    let enters = (work.enters(&index.lists).filter(engine_owns))
+        .map(move |(o, t)| enter_message::<true>(index, &mut appeared, o, t));
+    let leaves = (work.leaves().filter(engine_owns)).map(move |(o, t)| leave_message::<true>(index, o, t));
     (
-        (enters.filter_map(move |(o, m)| engine_owns(o).then_some(m))).chain(layer.enters.iter().copied()),
-        (leaves.filter_map(move |(o, m)| engine_owns(o).then_some(m))).chain(layer.leaves.iter().copied()),
+        enters.chain(layer.enters.iter().copied()),
+        leaves.chain(layer.leaves.iter().copied()),
     )
 }
 
@@ -234,17 +227,9 @@ pub(crate) fn write_messages(
         // would push them one by one), then the layer's (it may still have leaves of observers
         // that were despawned).
         let (enters, leaves) = if index.nothing_turned() {
-            write_batches(
-                engine_messages::<false>(&index, &work.0),
-                &mut enter_writer,
-                &mut leave_writer,
-            )
+            write_engine_batches::<false>(&index, &work.0, &mut enter_writer, &mut leave_writer)
         } else {
-            write_batches(
-                engine_messages::<true>(&index, &work.0),
-                &mut enter_writer,
-                &mut leave_writer,
-            )
+            write_engine_batches::<true>(&index, &work.0, &mut enter_writer, &mut leave_writer)
         };
         (
             enters + enter_writer.write_batch(layer.enters.iter().copied()).len(),
@@ -265,18 +250,22 @@ pub(crate) fn write_messages(
     stats.renumbers = index.renumbers();
 }
 
-/// Writes the engine's messages in two exact-size batches; how many of each.
-fn write_batches(
-    (enters, leaves): (
-        impl ExactSizeIterator<Item = (u32, EnterView)>,
-        impl ExactSizeIterator<Item = (u32, LeaveView)>,
-    ),
+/// Writes every engine pair's message in two exact-size batches, judged like
+/// [`enter_message`]; how many of each.
+fn write_engine_batches<const JUDGED: bool>(
+    index: &AoiIndex,
+    work: &PairEngine,
     enter_writer: &mut MessageWriter<EnterView>,
     leave_writer: &mut MessageWriter<LeaveView>,
 ) -> (usize, usize) {
-    let enters = enter_writer.write_batch(enters.map(|(_, m)| m)).len();
-    let leaves = leave_writer.write_batch(leaves.map(|(_, m)| m)).len();
-    (enters, leaves)
+    debug_assert!(JUDGED || index.nothing_turned(), "unjudged reasons need a quiet update");
+    let mut appeared = (u32::MAX, false);
+    let enters = (work.enters(&index.lists)).map(|(o, t)| enter_message::<JUDGED>(index, &mut appeared, o, t));
+    let leaves = work.leaves().map(|(o, t)| leave_message::<JUDGED>(index, o, t));
+    (
+        enter_writer.write_batch(enters).len(),
+        leave_writer.write_batch(leaves).len(),
+    )
 }
 
 /// Mirrors the index's lists into the `InterestSet` components of the observers that stopped

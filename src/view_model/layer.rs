@@ -57,7 +57,7 @@ struct Owned {
     /// Whether its shown targets count for the `Watched` marker.
     counted: bool,
     waiting: u32,
-    /// The targets waiting for its budget at the end of the last update, sorted.
+    /// The targets waiting for its budget at the end of the last update, in no order.
     waited: Vec<Entity>,
     /// Shown targets held by the hysteresis (beyond the view), and those of them lingering
     /// (beyond the grown view too), after the last update.
@@ -80,6 +80,10 @@ pub(crate) struct ViewLayer {
     epoch: u32,
     /// This observer's qualifying targets that are not shown: squared distance, entity, slot.
     candidates: Vec<(f32, Entity, u32)>,
+    /// The entering candidates, sorted, and those of them that waited for the budget last
+    /// update, sorted.
+    sorted_admitted: Vec<Entity>,
+    after_waiting: Vec<Entity>,
     /// The candidates entering now, sorted by entity to merge into `shown`.
     entering: Vec<Shown>,
     /// A handed-back observer's plain set, sorted before it is written.
@@ -255,6 +259,7 @@ impl ViewLayer {
         let mut dirty = st.fresh;
         if !o.layered {
             // Handed back: the set becomes the plain one the index holds.
+            st.waited.sort_unstable();
             for &t in list {
                 let (e, i) = self.marks[t as usize];
                 if e == epoch {
@@ -311,6 +316,8 @@ impl ViewLayer {
             }
         };
         self.candidates.clear();
+        // Shown targets held by the hysteresis, and those of them lingering, counted as decided.
+        let (mut held, mut lingering) = (0u32, 0u32);
         for &t in list {
             let ts = &index.slots[t as usize];
             let (e, i) = self.marks[t as usize];
@@ -328,6 +335,7 @@ impl ViewLayer {
                 totals.returned += 1;
             }
             sn.held = !now_inside;
+            held += u32::from(sn.held);
             dirty |= retier(&mut self.tier_changes, st.observer, sn, next_tier(sn.tier, ts.p));
         }
         // Shown but not found: beyond the grown view (lingers), or its rules fail (leaves).
@@ -344,6 +352,8 @@ impl ViewLayer {
             sn.linger += 1;
             if let Some(ts) = ts.filter(|_| allowed && sn.linger <= linger) {
                 sn.held = true;
+                held += 1;
+                lingering += 1;
                 dirty |= retier(&mut self.tier_changes, st.observer, sn, next_tier(sn.tier, ts.p));
             } else {
                 sn.leaving = true;
@@ -365,6 +375,19 @@ impl ViewLayer {
             }
             self.candidates[..admitted].sort_unstable_by(nearest);
         }
+        // Which of them waited for the budget last update (`waited` is in no order): each waiting
+        // one looked up in the admitted ones, sorted; nothing to do when none waited.
+        self.after_waiting.clear();
+        if !st.waited.is_empty() {
+            self.sorted_admitted.clear();
+            (self.sorted_admitted).extend(self.candidates[..admitted].iter().map(|&(_, target, _)| target));
+            self.sorted_admitted.sort_unstable();
+            let admitted_ones = &self.sorted_admitted;
+            (self.after_waiting).extend(st.waited.iter().filter(|w| admitted_ones.binary_search(w).is_ok()));
+            self.after_waiting.sort_unstable();
+        }
+        // A new observer's enters all say it appeared (nothing waited for it): asked once.
+        let appeared = admitted > 0 && index.observer_appeared(s);
         self.entering.clear();
         for &(_, target, t) in &self.candidates[..admitted] {
             let tier = tier_at(po, index.slots[t as usize].p, rect.is_some(), thresholds, 0.0);
@@ -381,7 +404,11 @@ impl ViewLayer {
                 observer: st.observer,
                 target,
                 tier,
-                reason: enter_reason(index, &st.waited, s, t),
+                reason: if appeared {
+                    EnterReason::Appeared
+                } else {
+                    enter_reason(index, &self.after_waiting, s, t)
+                },
             });
             if st.counted
                 && let Some(w) = watch
@@ -394,15 +421,13 @@ impl ViewLayer {
         st.waited.clear();
         st.waited
             .extend(self.candidates[admitted..].iter().map(|&(_, target, _)| target));
-        st.waited.sort_unstable();
         let waiting = (self.candidates.len() - admitted) as u32;
         dirty |= waiting != st.waiting;
         st.waiting = waiting;
         st.fresh = false;
         totals.waiting += waiting as usize;
-        st.held = st.shown.iter().filter(|sn| sn.held).count() as u32;
-        st.lingering = st.shown.iter().filter(|sn| sn.linger > 0).count() as u32;
-        totals.held += st.held as usize;
+        (st.held, st.lingering) = (held, lingering);
+        totals.held += held as usize;
         if dirty {
             let shown = st.shown.iter().map(|sn| (sn.target, sn.tier));
             item.5.assign(shown, tiers.is_some(), waiting);
@@ -452,10 +477,10 @@ fn target_slot(index: &AoiIndex, sn: &Shown) -> Option<u32> {
     (slot.entity == sn.target).then_some(sn.slot)
 }
 
-/// Why target slot `t` enters the view of owned observer slot `o`, given the targets that
-/// waited for its budget at the end of the last update (`waited`, sorted).
+/// Why target slot `t` enters the view of owned observer slot `o`; `waited` (sorted) holds at
+/// least those of the entering targets that waited for its budget at the end of the last update.
 fn enter_reason(index: &AoiIndex, waited: &[Entity], o: u32, t: u32) -> EnterReason {
-    if waited.binary_search(&index.entities[t as usize]).is_ok() {
+    if !waited.is_empty() && waited.binary_search(&index.entities[t as usize]).is_ok() {
         EnterReason::WaitedForBudget
     } else {
         index.enter_reason(o, t)
