@@ -40,8 +40,9 @@ pub(crate) mod layer;
 /// changing or removing it takes effect in the next update without messages for targets whose
 /// visibility does not change.
 ///
-/// Cost: the index finds targets as far as the grown view, and every update each observer with
-/// a view-model component is re-examined, `O(targets seen)`.
+/// Cost: the index finds targets as far as the grown view, and an observer with a view-model
+/// component is re-examined, `O(targets seen)`, in every update where it or a target it sees
+/// (before or after) changed, or while targets linger or wait for it.
 ///
 /// ```
 /// use bevy_app::prelude::*;

@@ -9,8 +9,12 @@
 //! component is handed over with the set it had; one that loses them all gets the plain set
 //! back (only the differences as messages), and is the engine's again from the next update.
 //!
-//! Cost per update: `O(list + shown)` per owned observer, plus sorting its entering candidates
-//! and its set when it changed; nothing at all while no observer has a view-model component.
+//! Cost per update: `O(list + shown)` per owned observer the update touched ([`Touches`]: it or
+//! a target it sees changed) or that has targets lingering or waiting, plus sorting its entering
+//! candidates; the others are skipped, since the pass would leave them as they are. Nothing at
+//! all while no observer has a view-model component.
+//!
+//! [`Touches`]: crate::index::Touches
 
 use bevy_ecs::{entity::EntityHashMap, prelude::*};
 
