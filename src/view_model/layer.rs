@@ -384,10 +384,12 @@ impl ViewLayer {
         self.after_waiting.clear();
         if !st.waited.is_empty() {
             self.sorted_admitted.clear();
-            (self.sorted_admitted).extend(self.candidates[..admitted].iter().map(|&(_, target, _)| target));
+            self.sorted_admitted
+                .extend(self.candidates[..admitted].iter().map(|&(_, target, _)| target));
             self.sorted_admitted.sort_unstable();
             let admitted_ones = &self.sorted_admitted;
-            (self.after_waiting).extend(st.waited.iter().filter(|w| admitted_ones.binary_search(w).is_ok()));
+            self.after_waiting
+                .extend(st.waited.iter().filter(|w| admitted_ones.binary_search(w).is_ok()));
             self.after_waiting.sort_unstable();
         }
         // A new observer's enters all say it appeared (nothing waited for it): asked once.
