@@ -441,17 +441,25 @@ pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clea
             // layers and the two distances, tested branch-free over 64 members at a time. For a
             // rectangular view the distances test the disc around it: being in that disc at
             // either end makes it a candidate, judged exactly.
-            // With the view layer, every candidate near the target at either end is judged (and
-            // so touched), not only those whose disc test flips.
-            let near = view.touches.is_some();
             let (p_now, p_before, member) = (now.p, before.p, now.rules.member);
             for chunk in slabs.into_iter().flat_map(|r| cell.members[r].chunks(64)) {
                 let mut mask = 0u64;
                 for (j, m) in chunk.iter().enumerate() {
                     let candidate = m.is_clean_observer() & ((m.sees & member) != 0);
                     let (in_now, in_before) = (dist2(m.p, p_now) <= m.r2, dist2(m.p, p_before) <= m.r2);
-                    let flips = (in_now != in_before) | ((m.rect | near) & (in_now | in_before));
+                    let flips = (in_now != in_before) | (m.rect & (in_now | in_before));
                     mask |= u64::from(candidate & flips) << j;
+                }
+                if let Some(touches) = view.touches {
+                    // For the view layer, a disc observer that sees the target at both ends is
+                    // touched without judging it (the disc test is its whole rule here, and it
+                    // does not flip); the judged ones below are touched by `judge`.
+                    for m in chunk {
+                        let candidate = m.is_clean_observer() & ((m.sees & member) != 0) & !m.rect;
+                        if candidate && dist2(m.p, p_now) <= m.r2 && dist2(m.p, p_before) <= m.r2 {
+                            touches.touch(m.slot);
+                        }
+                    }
                 }
                 while mask != 0 {
                     let m = &chunk[mask.trailing_zeros() as usize];

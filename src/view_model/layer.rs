@@ -234,7 +234,7 @@ impl ViewLayer {
         let item = observers.get_mut(st.observer).ok();
         let (Some(s), Some(o), Some(mut item)) = (slot, o, item) else {
             // No longer observing: everything leaves; the set (if any) is emptied.
-            let o = index.slot_of(st.observer);
+            let o = (st.slot != NO_SLOT).then_some(st.slot);
             for sn in &st.shown {
                 self.leave(st.observer, sn, index.leave_reason(o, target_slot(index, sn)), None);
             }
