@@ -13,6 +13,9 @@ use bevy_ecs::entity::Entity;
 use crate::config::{AoiBounds, IndexKind};
 
 mod axes;
+mod positions;
+
+pub(crate) use positions::Positions;
 
 /// Integer coordinates of a cell, then its map instance (as `i32` bits). The third coordinate is
 /// always 0 in 2D planes. Instances never share a cell, so each has its own index.
@@ -56,6 +59,8 @@ pub(crate) struct Member {
 pub(crate) struct Cell {
     pub key: CellKey,
     pub members: Vec<Member>,
+    /// The members' positions again, one array per axis, for vectorised distance tests.
+    pub pos: Positions,
     /// Members that are [clean observers](Member::is_clean_observer): observers a stepping
     /// target must test.
     pub clean_observers: u32,
@@ -178,7 +183,9 @@ impl Grid {
         let cells: usize = self
             .cells
             .iter()
-            .map(|c| c.members.capacity() * size_of::<Member>() + c.near.capacity() * size_of::<u32>())
+            .map(|c| {
+                c.members.capacity() * size_of::<Member>() + c.pos.heap_bytes() + c.near.capacity() * size_of::<u32>()
+            })
             .sum();
         cells
             + self.cells.capacity() * size_of::<Cell>()
@@ -315,6 +322,7 @@ impl Grid {
         let cell = &mut self.cells[c as usize];
         cell.clean_observers += u32::from(member.is_clean_observer());
         cell.members.push(member);
+        cell.pos.push(&member);
         let idx = (cell.members.len() - 1) as u32;
         if self.kind == IndexKind::SortedAxes {
             self.disturb(c, |d| d.inserted += 1);
@@ -332,6 +340,7 @@ impl Grid {
         }
         let cell = &mut self.cells[c as usize];
         let gone = cell.members.swap_remove(idx as usize);
+        cell.pos.swap_remove(idx as usize);
         cell.clean_observers -= u32::from(gone.is_clean_observer());
         let moved = cell.members.get(idx as usize).map(|m| m.slot);
         if cell.members.is_empty() {
@@ -345,6 +354,7 @@ impl Grid {
         let cell = &mut self.cells[c as usize];
         // Free the buffer: a reused cell should not inherit another place's crowd.
         cell.members = Vec::new();
+        cell.pos = Positions::default();
         let key = cell.key;
         self.map.remove(&key);
         self.unlink_neighbours(c);
@@ -418,6 +428,7 @@ impl Grid {
         let m = &mut cell.members[idx as usize];
         let (was, x) = (m.is_clean_observer(), m.p[0]);
         edit(m);
+        cell.pos.set(idx as usize, m);
         let (is, moved) = (m.is_clean_observer(), m.p[0].to_bits() != x.to_bits());
         cell.clean_observers = cell.clean_observers + u32::from(is) - u32::from(was);
         if moved && self.kind == IndexKind::SortedAxes {
@@ -522,6 +533,66 @@ mod tests {
                         w.contains(grid.key(t, 0)),
                         "{t:?} is in range so its cell should be in {w:?}"
                     );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cell_positions_follow_members_through_inserts_edits_removals_and_reordering() {
+        for kind in [IndexKind::Grid, IndexKind::SortedAxes] {
+            let mut grid = Grid::new(10.0, 2, None, kind);
+            let mut state = 7u64;
+            let mut next = || {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (state >> 33) as u32
+            };
+            // Where each live slot is: (cell, index).
+            let mut at: HashMap<u32, (u32, u32)> = HashMap::new();
+            for step in 0..2000u32 {
+                let slot = next() % 64;
+                match (at.get(&slot).copied(), next() % 3) {
+                    (None, _) => {
+                        let mut m = member(slot, (next() % 50) as f32 - 10.0);
+                        m.p = [(next() % 100) as f32 * 0.37, (next() % 100) as f32 * 0.11, 0.0];
+                        at.insert(slot, grid.insert([(next() % 3) as i32, 0, 0, 0], m));
+                    }
+                    (Some((c, i)), 0) => {
+                        at.remove(&slot);
+                        if let Some(moved) = grid.remove(c, i) {
+                            at.insert(moved, (c, i));
+                        }
+                    }
+                    (Some((c, i)), _) => {
+                        let (x, r2) = ((next() % 100) as f32 * 0.53, (next() % 50) as f32);
+                        grid.edit_member(c, i, |m| (m.p[0], m.r2) = (x, r2));
+                    }
+                }
+                for (c, cell) in grid.cells.iter().enumerate() {
+                    for (i, m) in cell.members.iter().enumerate() {
+                        assert!(
+                            cell.pos.holds(i, m),
+                            "{kind:?}: cell {c}'s positions should mirror member {i} (tombstones too) after step {step}"
+                        );
+                    }
+                }
+                if step % 16 == 15 {
+                    grid.restore_order(|slot, i| {
+                        if let Some(place) = at.get_mut(&slot) {
+                            place.1 = i;
+                        }
+                    });
+                    for (&slot, &(c, i)) in &at {
+                        let cell = &grid.cells[c as usize];
+                        let m = &cell.members[i as usize];
+                        assert_eq!(m.slot, slot, "{kind:?}: slot {slot} should be where it was put");
+                        assert!(
+                            cell.pos.holds(i as usize, m),
+                            "{kind:?}: the cell's positions should hold member {slot}'s point and radius at its index after step {step}"
+                        );
+                    }
                 }
             }
         }

@@ -212,6 +212,31 @@ fn scan_members(view: View, me: &Slot, cells: &[u32], test: impl Fn(&Member) -> 
     }
 }
 
+/// Calls `hit` with every member of `cells` within squared distance `r2` of observer `me`
+/// (within its [scan extent](Slot::scan_extent), as [`scan_members`]), the distance tested over
+/// the cells' [`Positions`](crate::grid::Positions) four at a time; `hit` applies the rest of
+/// the rule to the few that pass.
+#[inline(always)]
+fn scan_disc(view: View, me: &Slot, cells: &[u32], r2: f32, mut hit: impl FnMut(&Member)) {
+    let grid = view.grid;
+    let extent = me.scan_extent(view.step_reach);
+    let mine = grid.window_axes(me.p, extent, me.rules.instance);
+    for &c in cells {
+        let cell = &grid.cells[c as usize];
+        if !mine.contains(cell.key) {
+            continue;
+        }
+        let range = grid.slab(c, me.member_index as usize, me.p[0], extent[0]);
+        cell.pos.within(range, me.p, r2, |start, mut mask| {
+            let run = &cell.members[start..];
+            while mask != 0 {
+                hit(&run[mask.trailing_zeros() as usize]);
+                mask &= mask - 1;
+            }
+        });
+    }
+}
+
 /// A stepping observer's flip scan: each member of its window (a jumped target's pair is decided
 /// by that target's own scan) is tested with both ends where they were at the start of the tick
 /// and where they are now; where the answers differ the pair enters or leaves, and the list and
@@ -286,9 +311,11 @@ fn recompute(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
     // One copy of the loop per view shape, so a radius pays nothing for rectangles.
     match me.rect {
         None => {
-            let r2 = me.r2;
-            let seen = |m: &Member| (dist2(p, m.p) <= r2) & candidate(m);
-            scan_members(view, me, cells, seen, |m| found.push(m.slot));
+            scan_disc(view, me, cells, me.r2, |m| {
+                if candidate(m) {
+                    found.push(m.slot);
+                }
+            });
         }
         Some(half) => {
             let seen = |m: &Member| in_rect(p, half, m.p) & candidate(m);
@@ -441,32 +468,32 @@ pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clea
             // layers and the two distances, tested branch-free over 64 members at a time. For a
             // rectangular view the distances test the disc around it: being in that disc at
             // either end makes it a candidate, judged exactly.
-            let (p_now, p_before, member) = (now.p, before.p, now.rules.member);
-            for chunk in slabs.into_iter().flat_map(|r| cell.members[r].chunks(64)) {
-                let mut mask = 0u64;
-                for (j, m) in chunk.iter().enumerate() {
-                    let candidate = m.is_clean_observer() & ((m.sees & member) != 0);
-                    let (in_now, in_before) = (dist2(m.p, p_now) <= m.r2, dist2(m.p, p_before) <= m.r2);
-                    let flips = (in_now != in_before) | (m.rect & (in_now | in_before));
-                    mask |= u64::from(candidate & flips) << j;
-                }
-                if let Some(touches) = view.touches {
-                    // For the view layer, a disc observer that sees the target at both ends is
-                    // touched without judging it (the disc test is its whole rule here, and it
-                    // does not flip); the judged ones below are touched by `judge`.
-                    for m in chunk {
-                        let candidate = m.is_clean_observer() & ((m.sees & member) != 0) & !m.rect;
-                        if candidate && dist2(m.p, p_now) <= m.r2 && dist2(m.p, p_before) <= m.r2 {
+            let (member, touches) = (now.rules.member, view.touches);
+            let candidate = |m: &Member| m.is_clean_observer() & ((m.sees & member) != 0);
+            for range in slabs {
+                cell.pos.seeing(range, now.p, before.p, |start, flips, sees| {
+                    let run = &cell.members[start..];
+                    let mut bits = sees;
+                    while bits != 0 {
+                        let j = bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        let m = &run[j];
+                        if !candidate(m) {
+                            continue;
+                        }
+                        if (flips >> j) & 1 != 0 || m.rect {
+                            // A flip, or a rectangular view whose disc around it saw the target
+                            // at either end: judged exactly.
+                            let at = observer_of(m, instance, view.slots);
+                            judge(m.slot, at, at);
+                        } else if let Some(touches) = touches {
+                            // For the view layer, a disc observer that sees the target at both
+                            // ends is touched without judging it (the disc test is its whole
+                            // rule here, and it does not flip).
                             touches.touch(m.slot);
                         }
                     }
-                }
-                while mask != 0 {
-                    let m = &chunk[mask.trailing_zeros() as usize];
-                    mask &= mask - 1;
-                    let at = observer_of(m, instance, view.slots);
-                    judge(m.slot, at, at);
-                }
+                });
             }
         }
     }

@@ -37,6 +37,7 @@ impl Grid {
         m.seen_by = 0;
         m.sees = 0;
         m.stepping = false;
+        cell.pos.set(idx as usize, m);
         self.disturb(c, |d| d.tombstones += 1);
     }
 
@@ -54,6 +55,7 @@ impl Grid {
             let members = &mut cell.members;
             if d.tombstones == 0 && d.inserted <= SORT_ABOVE_INSERTS {
                 passes += insertion_sort(members, &mut placed);
+                cell.pos.rebuild(members);
                 continue;
             }
             if d.tombstones > 0 {
@@ -67,6 +69,7 @@ impl Grid {
             for (i, m) in members.iter().enumerate() {
                 placed(m.slot, i as u32);
             }
+            cell.pos.rebuild(members);
             if members.is_empty() {
                 self.free_cell(c);
             }
