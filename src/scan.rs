@@ -17,7 +17,7 @@ use bevy_ecs::entity::Entity;
 use crate::{
     components::{merge_targets, reserve_with_headroom},
     config::IndexKind,
-    grid::{Grid, Member, dist2},
+    grid::{Cell, Grid, Member},
     index::{AoiIndex, Touches},
     rules::AoiVisibility,
     slot::{Change, Slot, observer_of},
@@ -212,28 +212,34 @@ fn scan_members(view: View, me: &Slot, cells: &[u32], test: impl Fn(&Member) -> 
     }
 }
 
-/// Calls `hit` with every member of `cells` within squared distance `r2` of observer `me`
-/// (within its [scan extent](Slot::scan_extent), as [`scan_members`]), the distance tested over
-/// the cells' [`Positions`](crate::grid::Positions) four at a time; `hit` applies the rest of
-/// the rule to the few that pass.
+/// Calls `each(cell, range)` with the members of `cells` within `extent` of observer `me` on
+/// each axis, as index ranges (the cells of that window; in a sorted cell, its
+/// [slab](Grid::slab)).
 #[inline(always)]
-fn scan_disc(view: View, me: &Slot, cells: &[u32], r2: f32, mut hit: impl FnMut(&Member)) {
+fn scan_cells<'g>(
+    view: View<'g>,
+    me: &Slot,
+    cells: &[u32],
+    extent: [f32; 3],
+    mut each: impl FnMut(&'g Cell, Range<usize>),
+) {
     let grid = view.grid;
-    let extent = me.scan_extent(view.step_reach);
     let mine = grid.window_axes(me.p, extent, me.rules.instance);
     for &c in cells {
         let cell = &grid.cells[c as usize];
-        if !mine.contains(cell.key) {
-            continue;
+        if mine.contains(cell.key) {
+            each(cell, grid.slab(c, me.member_index as usize, me.p[0], extent[0]));
         }
-        let range = grid.slab(c, me.member_index as usize, me.p[0], extent[0]);
-        cell.pos.within(range, me.p, r2, |start, mut mask| {
-            let run = &cell.members[start..];
-            while mask != 0 {
-                hit(&run[mask.trailing_zeros() as usize]);
-                mask &= mask - 1;
-            }
-        });
+    }
+}
+
+/// Calls `hit(member, j)` for each bit `j` of `mask`, the members counted from `run[0]`.
+#[inline(always)]
+fn each_bit<'m>(run: &'m [Member], mut mask: u64, mut hit: impl FnMut(&'m Member, usize)) {
+    while mask != 0 {
+        let j = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        hit(&run[j], j);
     }
 }
 
@@ -244,38 +250,12 @@ fn scan_disc(view: View, me: &Slot, cells: &[u32], r2: f32, mut hit: impl FnMut(
 /// the start answer is exactly what the list holds.
 fn flip_scan(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut Vec<Entity>, scratch: &mut TaskBuffers) {
     let me = &view.slots[o as usize];
-    // One copy of the loop per view shape, so a radius pays nothing for rectangles.
-    match me.rect {
-        None => {
-            let r2 = me.r2;
-            flip_scan_with(view, o, cells, list, set, scratch, move |a, b| dist2(a, b) <= r2);
-        }
-        Some(half) => flip_scan_with(view, o, cells, list, set, scratch, move |a, b| in_rect(a, half, b)),
-    }
-}
-
-/// [`flip_scan`] with the observer's view test `inside(observer, target)` (the disc or the
-/// rectangle of [`within`](crate::visibility::within)).
-#[inline(always)]
-fn flip_scan_with(
-    view: View,
-    o: u32,
-    cells: &[u32],
-    list: &mut Vec<u32>,
-    set: &mut Vec<Entity>,
-    scratch: &mut TaskBuffers,
-    inside: impl Fn([f32; 3], [f32; 3]) -> bool + Copy,
-) {
-    let me = &view.slots[o as usize];
     let (now, start, layers) = (me.p, me.start_p, me.rules.sees);
-    let flips = |m: &Member| {
-        let candidate = (m.slot != o) & !m.jumped & ((layers & m.seen_by) != 0);
-        candidate & (inside(now, m.p) != inside(start, m.start_p))
-    };
+    let candidate = |m: &Member| (m.slot != o) & !m.jumped & ((layers & m.seen_by) != 0);
     scratch.entering.clear();
     scratch.leaving.clear();
-    scan_members(view, me, cells, flips, |m| {
-        if inside(now, m.p) {
+    let mut flip = |m: &Member, inside_now: bool| {
+        if inside_now {
             list.push(m.slot);
             scratch.entering.push(m.entity);
             scratch.enters.push(o, m.slot);
@@ -288,7 +268,24 @@ fn flip_scan_with(
             scratch.leaving.push(m.entity);
             scratch.leaves.push((o, m.slot));
         }
-    });
+    };
+    match me.rect {
+        // A disc: both distances tested four members at a time over the cells' positions.
+        None => scan_cells(view, me, cells, me.scan_extent(view.step_reach), |cell, range| {
+            cell.pos.flips(range, now, start, me.r2, |first, flips, inside| {
+                each_bit(&cell.members[first..], flips, |m, j| {
+                    if candidate(m) {
+                        flip(m, (inside >> j) & 1 != 0);
+                    }
+                });
+            });
+        }),
+        Some(half) => {
+            let inside = move |a, b| in_rect(a, half, b);
+            let flips = |m: &Member| candidate(m) & (inside(now, m.p) != inside(start, m.start_p));
+            scan_members(view, me, cells, flips, |m| flip(m, inside(now, m.p)));
+        }
+    }
     // The view layer writes the sets of the observers it owns.
     if !me.owned {
         merge_targets(set, &mut scratch.entering, &mut scratch.leaving);
@@ -311,10 +308,15 @@ fn recompute(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
     // One copy of the loop per view shape, so a radius pays nothing for rectangles.
     match me.rect {
         None => {
-            scan_disc(view, me, cells, me.r2, |m| {
-                if candidate(m) {
-                    found.push(m.slot);
-                }
+            // Its disc now: a stepping observer's wider extent is for flip scans only.
+            scan_cells(view, me, cells, me.view_extent(), |cell, range| {
+                cell.pos.within(range.clone(), p, me.r2, |start, mask| {
+                    each_bit(&cell.members[start..], mask, |m, _| {
+                        if candidate(m) {
+                            found.push(m.slot);
+                        }
+                    });
+                });
             });
         }
         Some(half) => {

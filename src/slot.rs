@@ -146,18 +146,22 @@ impl Slot {
     #[inline]
     pub fn scan_extent(&self, step_reach: f32) -> [f32; 3] {
         match self.rect {
-            None => {
-                let r = self.scan_reach(step_reach);
-                if r * r == f32::INFINITY {
-                    [f32::INFINITY; 3]
-                } else {
-                    [r; 3]
-                }
-            }
+            None => axes_of(self.scan_reach(step_reach)),
             Some([hw, hh]) if self.stepping => {
                 let extra = dist2(self.start_p, self.p).sqrt() + step_reach;
                 [(hw + extra) * STEP_SLACK, (hh + extra) * STEP_SLACK, 0.0]
             }
+            Some(_) => self.view_extent(),
+        }
+    }
+
+    /// How far from it its view reaches on each axis now: its radius on every axis (`+∞` when
+    /// its square overflows) or its half extents. [`Self::scan_extent`] of an observer that is
+    /// not stepping; a recompute of a stepping one needs no more.
+    #[inline]
+    pub fn view_extent(&self) -> [f32; 3] {
+        match self.rect {
+            None => axes_of(self.radius),
             Some([hw, hh]) => [hw, hh, 0.0],
         }
     }
@@ -183,6 +187,17 @@ impl Change {
             p: self.old_p,
             rules: self.old_rules,
         }
+    }
+}
+
+/// A disc's reach on each axis: `r` on every axis, or `+∞` when its square overflows (the whole
+/// instance).
+#[inline]
+fn axes_of(r: f32) -> [f32; 3] {
+    if r * r == f32::INFINITY {
+        [f32::INFINITY; 3]
+    } else {
+        [r; 3]
     }
 }
 

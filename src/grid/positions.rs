@@ -7,13 +7,17 @@ use core::ops::Range;
 
 use super::Member;
 
-/// The positions and squared view radii of a cell's members, index for index (`x[i]` is
-/// `members[i].p[0]`, `r2[i]` is `members[i].r2`).
+/// The positions, start-of-tick positions and squared view radii of a cell's members, index for
+/// index (`x[i]` is `members[i].p[0]`, `start_x[i]` is `members[i].start_p[0]`, `r2[i]` is
+/// `members[i].r2`).
 #[derive(Debug, Default)]
 pub(crate) struct Positions {
     x: Vec<f32>,
     y: Vec<f32>,
     z: Vec<f32>,
+    start_x: Vec<f32>,
+    start_y: Vec<f32>,
+    start_z: Vec<f32>,
     r2: Vec<f32>,
 }
 
@@ -27,6 +31,9 @@ impl Positions {
         self.x.push(m.p[0]);
         self.y.push(m.p[1]);
         self.z.push(m.p[2]);
+        self.start_x.push(m.start_p[0]);
+        self.start_y.push(m.start_p[1]);
+        self.start_z.push(m.start_p[2]);
         self.r2.push(m.r2);
     }
 
@@ -36,6 +43,9 @@ impl Positions {
         self.x.swap_remove(i);
         self.y.swap_remove(i);
         self.z.swap_remove(i);
+        self.start_x.swap_remove(i);
+        self.start_y.swap_remove(i);
+        self.start_z.swap_remove(i);
         self.r2.swap_remove(i);
     }
 
@@ -43,6 +53,7 @@ impl Positions {
     #[inline]
     pub fn set(&mut self, i: usize, m: &Member) {
         (self.x[i], self.y[i], self.z[i], self.r2[i]) = (m.p[0], m.p[1], m.p[2], m.r2);
+        (self.start_x[i], self.start_y[i], self.start_z[i]) = (m.start_p[0], m.start_p[1], m.start_p[2]);
     }
 
     /// Replaces everything with `members`' positions and radii, in order (after a sorted cell is
@@ -51,6 +62,9 @@ impl Positions {
         self.x.clear();
         self.y.clear();
         self.z.clear();
+        self.start_x.clear();
+        self.start_y.clear();
+        self.start_z.clear();
         self.r2.clear();
         for m in members {
             self.push(m);
@@ -59,15 +73,36 @@ impl Positions {
 
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        (self.x.capacity() + self.y.capacity() + self.z.capacity() + self.r2.capacity()) * size_of::<f32>()
+        let axes = [
+            &self.x,
+            &self.y,
+            &self.z,
+            &self.start_x,
+            &self.start_y,
+            &self.start_z,
+            &self.r2,
+        ];
+        axes.iter().map(|v| v.capacity() * size_of::<f32>()).sum()
     }
 
     /// Whether index `i` holds member `m`'s position and radius (bit for bit).
     #[cfg(test)]
     pub fn holds(&self, i: usize, m: &Member) -> bool {
-        let bits = |v: [f32; 4]| v.map(f32::to_bits);
-        bits([self.x[i], self.y[i], self.z[i], self.r2[i]]) == bits([m.p[0], m.p[1], m.p[2], m.r2])
-            && self.x.len() == self.r2.len()
+        let held = [
+            self.x[i],
+            self.y[i],
+            self.z[i],
+            self.start_x[i],
+            self.start_y[i],
+            self.start_z[i],
+            self.r2[i],
+        ];
+        let [x, y, z] = m.p;
+        let [sx, sy, sz] = m.start_p;
+        held.map(f32::to_bits) == [x, y, z, sx, sy, sz, m.r2].map(f32::to_bits)
+            && [&self.x, &self.y, &self.z, &self.start_x, &self.start_y, &self.start_z]
+                .iter()
+                .all(|v| v.len() == self.r2.len())
     }
 
     /// Calls `hits(start, mask)` for each run of up to [`MASK_BITS`] positions of `range`
@@ -83,6 +118,33 @@ impl Positions {
             let mask = disc_mask::<false>(&x[start..end], &y[start..end], &z[start..end], p, r2, &[]);
             if mask != 0 {
                 hits(range.start + start, mask);
+            }
+        }
+    }
+
+    /// Calls `hits(start, flips, inside)` for each run of up to [`MASK_BITS`] members of `range`
+    /// beginning at index `start` with a flip: bit `j` of `flips` set when member `start + j` is
+    /// within squared distance `r2` of `now` but its start-of-tick position is not within `r2`
+    /// of `start_p`, or the other way round (an observer's flip scan, both ends moving), and of
+    /// `inside` when it is within `r2` of `now`.
+    #[inline(always)]
+    pub fn flips(
+        &self,
+        range: Range<usize>,
+        now: [f32; 3],
+        start_p: [f32; 3],
+        r2: f32,
+        mut hits: impl FnMut(usize, u64, u64),
+    ) {
+        let r = range.clone();
+        let (x, y, z) = (&self.x[r.clone()], &self.y[r.clone()], &self.z[r.clone()]);
+        let (sx, sy, sz) = (&self.start_x[r.clone()], &self.start_y[r.clone()], &self.start_z[r]);
+        for start in (0..x.len()).step_by(MASK_BITS) {
+            let run = start..(start + MASK_BITS).min(x.len());
+            let in_now = disc_mask::<false>(&x[run.clone()], &y[run.clone()], &z[run.clone()], now, r2, &[]);
+            let in_start = disc_mask::<false>(&sx[run.clone()], &sy[run.clone()], &sz[run], start_p, r2, &[]);
+            if in_now != in_start {
+                hits(range.start + start, in_now ^ in_start, in_now);
             }
         }
     }
@@ -116,10 +178,15 @@ fn disc_mask<const EACH: bool>(x: &[f32], y: &[f32], z: &[f32], p: [f32; 3], r2:
     let n = x.len();
     let whole = n - n % LANES;
     let mut mask = 0u64;
-    for k in (0..whole).step_by(LANES) {
-        let r2 = if EACH { *four(&each[k..k + LANES]) } else { [r2; LANES] };
-        let (x4, y4, z4) = (four(&x[k..k + LANES]), four(&y[k..k + LANES]), four(&z[k..k + LANES]));
-        mask |= u64::from(lanes_within(x4, y4, z4, p, &r2)) << k;
+    let (x4, y4, z4) = (x.chunks_exact(LANES), y.chunks_exact(LANES), z.chunks_exact(LANES));
+    let mut each4 = each.chunks_exact(LANES);
+    for (k, ((x4, y4), z4)) in x4.zip(y4).zip(z4).enumerate() {
+        let r2 = if EACH {
+            *four(each4.next().expect("each point should have its radius"))
+        } else {
+            [r2; LANES]
+        };
+        mask |= u64::from(lanes_within(four(x4), four(y4), four(z4), p, &r2)) << (k * LANES);
     }
     for j in whole..n {
         let r2 = if EACH { each[j] } else { r2 };
