@@ -1,5 +1,6 @@
 //! The sparse tower grid: only occupied cells exist, each holding its members' positions inline
-//! so a scan streams through memory instead of chasing entity ids.
+//! so a scan streams through memory instead of chasing entity ids, and again one array per axis
+//! ([`Positions`]) for the scans' vectorised distance tests.
 //!
 //! The sorted-axes index ([`IndexKind::SortedAxes`]) is the same structure with one cell per
 //! instance whose members are kept sorted along the first axis ([`axes`]): every cell-level step
@@ -20,6 +21,9 @@ pub(crate) use positions::Positions;
 /// Integer coordinates of a cell, then its map instance (as `i32` bits). The third coordinate is
 /// always 0 in 2D planes. Instances never share a cell, so each has its own index.
 pub(crate) type CellKey = [i32; 4];
+
+/// A freed cell keeps buffers of up to this many members for its next use.
+const KEPT_CELL_CAPACITY: usize = 8;
 
 /// Marks "no cell" in slot locations.
 pub(crate) const NO_CELL: u32 = u32::MAX;
@@ -352,9 +356,16 @@ impl Grid {
     /// Frees the emptied cell `c`.
     fn free_cell(&mut self, c: u32) {
         let cell = &mut self.cells[c as usize];
-        // Free the buffer: a reused cell should not inherit another place's crowd.
-        cell.members = Vec::new();
-        cell.pos = Positions::default();
+        // Free large buffers (a reused cell should not inherit another place's crowd); keep small
+        // ones, so entities walking from cell to cell in a sparse world do not allocate 8 buffers
+        // at every crossing.
+        if cell.members.capacity() > KEPT_CELL_CAPACITY {
+            cell.members = Vec::new();
+            cell.pos = Positions::default();
+        } else {
+            cell.members.clear();
+            cell.pos.clear();
+        }
         let key = cell.key;
         self.map.remove(&key);
         self.unlink_neighbours(c);

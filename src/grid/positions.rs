@@ -1,71 +1,92 @@
-//! A cell's member positions again, one array per axis, so the distance test of a scan runs over
-//! contiguous `f32`s the compiler turns into vector instructions (the members themselves are 56
-//! bytes apart, which left it shuffling single lanes: measured, 23 instructions per member before,
-//! see [`Positions::within`]).
+//! A cell's member positions again, in blocks of four members with one array of four per axis
+//! (structure of arrays within a block), so the distance tests of a scan run four members per
+//! SSE instruction, while one member's values stay within 112 bytes (an edit touches one or two
+//! cache lines, not seven) and a cell holds one buffer. Measured with callgrind (uniform 10k, one
+//! thread): testing the 56-byte members in place took 23 instructions per member (the
+//! compiler's vectorisation shuffled single lanes together), these blocks take about 5.
 
 use core::ops::Range;
 
 use super::Member;
 
-/// The positions, start-of-tick positions and squared view radii of a cell's members, index for
-/// index (`x[i]` is `members[i].p[0]`, `start_x[i]` is `members[i].start_p[0]`, `r2[i]` is
-/// `members[i].r2`).
-#[derive(Debug, Default)]
-pub(crate) struct Positions {
-    x: Vec<f32>,
-    y: Vec<f32>,
-    z: Vec<f32>,
-    start_x: Vec<f32>,
-    start_y: Vec<f32>,
-    start_z: Vec<f32>,
-    r2: Vec<f32>,
-}
+/// Members per block: one vector instruction tests a block's four.
+const LANES: usize = 4;
 
 /// Members tested per mask: one bit each.
 const MASK_BITS: usize = 64;
 
+/// Four members' positions, start-of-tick positions and squared view radii, one array per
+/// value.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(16))]
+struct Block {
+    /// Current position, per axis.
+    now: [[f32; LANES]; 3],
+    /// Start-of-tick position, per axis.
+    start: [[f32; LANES]; 3],
+    /// Squared view radius (negative: not an observer).
+    r2: [f32; LANES],
+}
+
+/// The positions, start-of-tick positions and squared view radii of a cell's members, index for
+/// index (member `i` is lane `i % 4` of block `i / 4`). Lanes past the last member hold stale
+/// values; every test masks them out.
+#[derive(Debug, Default)]
+pub(crate) struct Positions {
+    blocks: Vec<Block>,
+    len: usize,
+}
+
 impl Positions {
-    /// Appends a member's position and radius.
+    /// Appends a member's values.
     #[inline]
     pub fn push(&mut self, m: &Member) {
-        self.x.push(m.p[0]);
-        self.y.push(m.p[1]);
-        self.z.push(m.p[2]);
-        self.start_x.push(m.start_p[0]);
-        self.start_y.push(m.start_p[1]);
-        self.start_z.push(m.start_p[2]);
-        self.r2.push(m.r2);
+        if self.len.is_multiple_of(LANES) {
+            self.blocks.push(Block::default());
+        }
+        self.len += 1;
+        self.set(self.len - 1, m);
     }
 
-    /// Removes the position at `i`, moving the last one into its place (as `Vec::swap_remove`).
+    /// Removes member `i`, moving the last one into its place (as `Vec::swap_remove`).
     #[inline]
     pub fn swap_remove(&mut self, i: usize) {
-        self.x.swap_remove(i);
-        self.y.swap_remove(i);
-        self.z.swap_remove(i);
-        self.start_x.swap_remove(i);
-        self.start_y.swap_remove(i);
-        self.start_z.swap_remove(i);
-        self.r2.swap_remove(i);
+        let last = self.len - 1;
+        if i != last {
+            let (b, l) = (last / LANES, last % LANES);
+            let from = self.blocks[b];
+            let to = &mut self.blocks[i / LANES];
+            let j = i % LANES;
+            for axis in 0..3 {
+                to.now[axis][j] = from.now[axis][l];
+                to.start[axis][j] = from.start[axis][l];
+            }
+            to.r2[j] = from.r2[l];
+        }
+        self.len = last;
+        self.blocks.truncate(self.len.div_ceil(LANES));
     }
 
-    /// Sets the position and radius at `i` to member `m`'s.
+    /// Sets member `i`'s values to `m`'s.
     #[inline]
     pub fn set(&mut self, i: usize, m: &Member) {
-        (self.x[i], self.y[i], self.z[i], self.r2[i]) = (m.p[0], m.p[1], m.p[2], m.r2);
-        (self.start_x[i], self.start_y[i], self.start_z[i]) = (m.start_p[0], m.start_p[1], m.start_p[2]);
+        let (block, j) = (&mut self.blocks[i / LANES], i % LANES);
+        for axis in 0..3 {
+            block.now[axis][j] = m.p[axis];
+            block.start[axis][j] = m.start_p[axis];
+        }
+        block.r2[j] = m.r2;
     }
 
-    /// Replaces everything with `members`' positions and radii, in order (after a sorted cell is
-    /// reordered).
+    /// Removes everything, keeping the buffer.
+    pub fn clear(&mut self) {
+        self.blocks.clear();
+        self.len = 0;
+    }
+
+    /// Replaces everything with `members`' values, in order (after a sorted cell is reordered).
     pub fn rebuild(&mut self, members: &[Member]) {
-        self.x.clear();
-        self.y.clear();
-        self.z.clear();
-        self.start_x.clear();
-        self.start_y.clear();
-        self.start_z.clear();
-        self.r2.clear();
+        self.clear();
         for m in members {
             self.push(m);
         }
@@ -73,60 +94,45 @@ impl Positions {
 
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        let axes = [
-            &self.x,
-            &self.y,
-            &self.z,
-            &self.start_x,
-            &self.start_y,
-            &self.start_z,
-            &self.r2,
-        ];
-        axes.iter().map(|v| v.capacity() * size_of::<f32>()).sum()
+        self.blocks.capacity() * size_of::<Block>()
     }
 
-    /// Whether index `i` holds member `m`'s position and radius (bit for bit).
+    /// Whether index `i` holds member `m`'s values (bit for bit), and nothing is held past the
+    /// last member's block.
     #[cfg(test)]
     pub fn holds(&self, i: usize, m: &Member) -> bool {
-        let held = [
-            self.x[i],
-            self.y[i],
-            self.z[i],
-            self.start_x[i],
-            self.start_y[i],
-            self.start_z[i],
-            self.r2[i],
-        ];
-        let [x, y, z] = m.p;
-        let [sx, sy, sz] = m.start_p;
-        held.map(f32::to_bits) == [x, y, z, sx, sy, sz, m.r2].map(f32::to_bits)
-            && [&self.x, &self.y, &self.z, &self.start_x, &self.start_y, &self.start_z]
-                .iter()
-                .all(|v| v.len() == self.r2.len())
+        let (block, j) = (&self.blocks[i / LANES], i % LANES);
+        let held = [0, 1, 2]
+            .map(|a| block.now[a][j])
+            .into_iter()
+            .chain([0, 1, 2].map(|a| block.start[a][j]));
+        let want = m.p.into_iter().chain(m.start_p);
+        i < self.len
+            && held.map(f32::to_bits).eq(want.map(f32::to_bits))
+            && block.r2[j].to_bits() == m.r2.to_bits()
+            && self.blocks.len() == self.len.div_ceil(LANES)
     }
 
-    /// Calls `hits(start, mask)` for each run of up to [`MASK_BITS`] positions of `range`
-    /// beginning at index `start`: bit `j` of `mask` is set when the position at `start + j` is
-    /// within squared distance `r2` of `p` (`dist2 <= r2`, the same arithmetic as
-    /// [`dist2`](super::dist2), so the answer is exactly the scalar test's). Branch-free over the
-    /// positions, eight at a time (two or one vector instructions per step, whatever the target).
+    /// Calls `hits(start, mask)` for each run of up to [`MASK_BITS`] members from `start`
+    /// (`start` a multiple of four, the run's first block) with a hit in `range`: bit `j` of
+    /// `mask` is set when member `start + j` is in `range` and within squared distance `r2` of
+    /// `p` (`dist2 <= r2`, the same arithmetic as [`dist2`](super::dist2), so the answer is
+    /// exactly the scalar test's).
     #[inline(always)]
     pub fn within(&self, range: Range<usize>, p: [f32; 3], r2: f32, mut hits: impl FnMut(usize, u64)) {
-        let (x, y, z) = (&self.x[range.clone()], &self.y[range.clone()], &self.z[range.clone()]);
-        for start in (0..x.len()).step_by(MASK_BITS) {
-            let end = (start + MASK_BITS).min(x.len());
-            let mask = disc_mask::<false>(&x[start..end], &y[start..end], &z[start..end], p, r2, &[]);
+        self.runs(range, |start, blocks, valid| {
+            let mask = disc_mask(blocks, |b| &b.now, p, |_| [r2; LANES]) & valid;
             if mask != 0 {
-                hits(range.start + start, mask);
+                hits(start, mask);
             }
-        }
+        });
     }
 
-    /// Calls `hits(start, flips, inside)` for each run of up to [`MASK_BITS`] members of `range`
-    /// beginning at index `start` with a flip: bit `j` of `flips` set when member `start + j` is
-    /// within squared distance `r2` of `now` but its start-of-tick position is not within `r2`
-    /// of `start_p`, or the other way round (an observer's flip scan, both ends moving), and of
-    /// `inside` when it is within `r2` of `now`.
+    /// Calls `hits(start, flips, inside)` for each run of members from `start` (as
+    /// [`within`](Self::within)) with a flip in `range`: bit `j` of `flips` set when member
+    /// `start + j` is within squared distance `r2` of `now` but its start-of-tick position is not
+    /// within `r2` of `start_p`, or the other way round (an observer's flip scan, both ends
+    /// moving), and of `inside` when it is within `r2` of `now`.
     #[inline(always)]
     pub fn flips(
         &self,
@@ -136,89 +142,80 @@ impl Positions {
         r2: f32,
         mut hits: impl FnMut(usize, u64, u64),
     ) {
-        let r = range.clone();
-        let (x, y, z) = (&self.x[r.clone()], &self.y[r.clone()], &self.z[r.clone()]);
-        let (sx, sy, sz) = (&self.start_x[r.clone()], &self.start_y[r.clone()], &self.start_z[r]);
-        for start in (0..x.len()).step_by(MASK_BITS) {
-            let run = start..(start + MASK_BITS).min(x.len());
-            let in_now = disc_mask::<false>(&x[run.clone()], &y[run.clone()], &z[run.clone()], now, r2, &[]);
-            let in_start = disc_mask::<false>(&sx[run.clone()], &sy[run.clone()], &sz[run], start_p, r2, &[]);
+        self.runs(range, |start, blocks, valid| {
+            let in_now = disc_mask(blocks, |b| &b.now, now, |_| [r2; LANES]) & valid;
+            let in_start = disc_mask(blocks, |b| &b.start, start_p, |_| [r2; LANES]) & valid;
             if in_now != in_start {
-                hits(range.start + start, in_now ^ in_start, in_now);
+                hits(start, in_now ^ in_start, in_now);
             }
-        }
+        });
     }
 
-    /// Calls `hits(start, flips, sees)` for each run of up to [`MASK_BITS`] members of `range`
-    /// beginning at index `start` of which at least one sees a target at `now` or at `before`
-    /// with its own radius (`dist2(member, target) <= r2`, as [`within`](Self::within)): bit
-    /// `j` of `sees` is set when member `start + j` sees it at either point, and of `flips` when
-    /// at exactly one. Members that are not observers have a negative `r2` and see nothing.
+    /// Calls `hits(start, flips, sees)` for each run of members from `start` (as
+    /// [`within`](Self::within)) of which at least one in `range` sees a target at `now` or at
+    /// `before` with its own radius (`dist2(member, target) <= r2`): bit `j` of `sees` is set
+    /// when member `start + j` sees it at either point, and of `flips` when at exactly one.
+    /// Members that are not observers have a negative `r2` and see nothing.
     #[inline(always)]
     pub fn seeing(&self, range: Range<usize>, now: [f32; 3], before: [f32; 3], mut hits: impl FnMut(usize, u64, u64)) {
-        let r = range.clone();
-        let (x, y, z, r2) = (&self.x[r.clone()], &self.y[r.clone()], &self.z[r.clone()], &self.r2[r]);
-        for start in (0..x.len()).step_by(MASK_BITS) {
-            let end = (start + MASK_BITS).min(x.len());
-            let (x, y, z) = (&x[start..end], &y[start..end], &z[start..end]);
-            let r2 = &r2[start..end];
-            let in_now = disc_mask::<true>(x, y, z, now, 0.0, r2);
-            let in_before = disc_mask::<true>(x, y, z, before, 0.0, r2);
+        self.runs(range, |start, blocks, valid| {
+            let in_now = disc_mask(blocks, |b| &b.now, now, |b| b.r2) & valid;
+            let in_before = disc_mask(blocks, |b| &b.now, before, |b| b.r2) & valid;
             if in_now | in_before != 0 {
-                hits(range.start + start, in_now ^ in_before, in_now | in_before);
+                hits(start, in_now ^ in_before, in_now | in_before);
             }
+        });
+    }
+
+    /// Calls `each(start, blocks, valid)` for the blocks covering `range` (clamped to the
+    /// members), up to 16 blocks at a time: `start` is the index of the first block's first
+    /// member, and bit `j` of `valid` says member `start + j` is in `range`.
+    #[inline(always)]
+    fn runs(&self, range: Range<usize>, mut each: impl FnMut(usize, &[Block], u64)) {
+        let end = range.end.min(self.len);
+        let mut start = range.start - range.start % LANES;
+        while start < end {
+            let stop = (start + MASK_BITS).min(end);
+            let blocks = &self.blocks[start / LANES..stop.div_ceil(LANES)];
+            let below = |n: usize| if n >= MASK_BITS { u64::MAX } else { (1u64 << n) - 1 };
+            let valid = below(stop - start) & !below(range.start.saturating_sub(start));
+            each(start, blocks, valid);
+            start = stop;
         }
     }
 }
 
-/// Bit `j` of the (at most 64) points set when point `j` is within squared distance `r2` of `p`
-/// (`EACH`: within its own, `each[j]`).
+/// Bit `j` set when member `j` of `blocks` (`axes(block)` its position per axis) is within its
+/// squared radius (`r2(block)`) of `p`.
 #[inline(always)]
-fn disc_mask<const EACH: bool>(x: &[f32], y: &[f32], z: &[f32], p: [f32; 3], r2: f32, each: &[f32]) -> u64 {
-    let n = x.len();
-    let whole = n - n % LANES;
+fn disc_mask<'b>(
+    blocks: &'b [Block],
+    axes: impl Fn(&'b Block) -> &'b [[f32; LANES]; 3],
+    p: [f32; 3],
+    r2: impl Fn(&'b Block) -> [f32; LANES],
+) -> u64 {
     let mut mask = 0u64;
-    let (x4, y4, z4) = (x.chunks_exact(LANES), y.chunks_exact(LANES), z.chunks_exact(LANES));
-    let mut each4 = each.chunks_exact(LANES);
-    for (k, ((x4, y4), z4)) in x4.zip(y4).zip(z4).enumerate() {
-        let r2 = if EACH {
-            *four(each4.next().expect("each point should have its radius"))
-        } else {
-            [r2; LANES]
-        };
-        mask |= u64::from(lanes_within(four(x4), four(y4), four(z4), p, &r2)) << (k * LANES);
-    }
-    for j in whole..n {
-        let r2 = if EACH { each[j] } else { r2 };
-        mask |= u64::from(dist2(x[j], y[j], z[j], p) <= r2) << j;
+    for (k, block) in blocks.iter().enumerate() {
+        mask |= u64::from(lanes_within(axes(block), p, &r2(block))) << (k * LANES);
     }
     mask
 }
 
-/// Points tested by one vector instruction.
-const LANES: usize = 4;
-
-/// A chunk of [`LANES`] points as an array.
-#[inline(always)]
-fn four(v: &[f32]) -> &[f32; LANES] {
-    v.try_into().expect("a chunk should hold LANES points")
-}
-
-/// Bit `j` set when point `j` of the four is within `r2` of `p`, in SSE: the same operations in
-/// the same order as [`dist2`], so the same answers.
+/// Bit `j` set when point `j` of the four is within `r2[j]` of `p`, in SSE: the same operations
+/// in the same order as [`dist2`](super::dist2), so the same answers.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn lanes_within(x: &[f32; LANES], y: &[f32; LANES], z: &[f32; LANES], p: [f32; 3], r2: &[f32; LANES]) -> u32 {
+fn lanes_within([x, y, z]: &[[f32; LANES]; 3], p: [f32; 3], r2: &[f32; LANES]) -> u32 {
     use core::arch::x86_64::{
         _mm_add_ps, _mm_cmple_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_mul_ps, _mm_set1_ps, _mm_sub_ps,
     };
     #[expect(
         unsafe_code,
         reason = "the compiler's own vectorisation of this loop shuffled lanes (12-13 instructions \
-                  a member); measured with callgrind, uniform 10k: see the README's performance notes"
+                  a member, 4-5 with this); measured with callgrind, see the README's performance notes"
     )]
     // SAFETY: SSE is part of the x86_64 baseline, so every CPU this code runs on has these
-    // instructions; the loads read exactly the four `f32`s of each array, which are borrowed.
+    // instructions; each load reads exactly the four `f32`s of an array it is given by reference.
     unsafe {
         let axis = |v: &[f32; LANES], c: f32| _mm_sub_ps(_mm_loadu_ps(v.as_ptr()), _mm_set1_ps(c));
         let (dx, dy, dz) = (axis(x, p[0]), axis(y, p[1]), axis(z, p[2]));
@@ -227,17 +224,13 @@ fn lanes_within(x: &[f32; LANES], y: &[f32; LANES], z: &[f32; LANES], p: [f32; 3
     }
 }
 
-/// Bit `j` set when point `j` of the four is within `r2` of `p` (other architectures).
+/// Bit `j` set when point `j` of the four is within `r2[j]` of `p` (other architectures).
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn lanes_within(x: &[f32; LANES], y: &[f32; LANES], z: &[f32; LANES], p: [f32; 3], r2: &[f32; LANES]) -> u32 {
-    (0..LANES).fold(0, |bits, j| bits | u32::from(dist2(x[j], y[j], z[j], p) <= r2[j]) << j)
-}
-
-/// [`dist2`](super::dist2) with the point given by coordinates.
-#[inline(always)]
-fn dist2(x: f32, y: f32, z: f32, p: [f32; 3]) -> f32 {
-    super::dist2([x, y, z], p)
+fn lanes_within([x, y, z]: &[[f32; LANES]; 3], p: [f32; 3], r2: &[f32; LANES]) -> u32 {
+    (0..LANES).fold(0, |bits, j| {
+        bits | u32::from(super::dist2([x[j], y[j], z[j]], p) <= r2[j]) << j
+    })
 }
 
 #[cfg(test)]
