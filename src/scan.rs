@@ -467,21 +467,17 @@ pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clea
             }
         } else if cell.clean_observers > 0 {
             // A stepping `Normal` target in its own instance's cells: `sees` reduces to the
-            // layers and the two distances, tested branch-free over 64 members at a time. For a
-            // rectangular view the distances test the disc around it: being in that disc at
-            // either end makes it a candidate, judged exactly.
+            // layers and the two distances, tested four members at a time over the cells'
+            // positions with each member's own radius. For a rectangular view the distances
+            // test the disc around it: being in that disc at either end makes it a candidate,
+            // judged exactly.
             let (member, touches) = (now.rules.member, view.touches);
             let candidate = |m: &Member| m.is_clean_observer() & ((m.sees & member) != 0);
             for range in slabs {
                 cell.pos.seeing(range, now.p, before.p, |start, flips, sees| {
-                    let run = &cell.members[start..];
-                    let mut bits = sees;
-                    while bits != 0 {
-                        let j = bits.trailing_zeros() as usize;
-                        bits &= bits - 1;
-                        let m = &run[j];
+                    each_bit(&cell.members[start..], sees, |m, j| {
                         if !candidate(m) {
-                            continue;
+                            return;
                         }
                         if (flips >> j) & 1 != 0 || m.rect {
                             // A flip, or a rectangular view whose disc around it saw the target
@@ -494,7 +490,7 @@ pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clea
                             // rule here, and it does not flip).
                             touches.touch(m.slot);
                         }
-                    }
+                    });
                 });
             }
         }

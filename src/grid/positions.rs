@@ -42,6 +42,11 @@ impl Positions {
     #[inline]
     pub fn push(&mut self, m: &Member) {
         if self.len.is_multiple_of(LANES) {
+            if self.blocks.len() == self.blocks.capacity() {
+                // Grow by an eighth: most cells of a sparse world hold one member, and `Vec`'s
+                // own first allocation would be four blocks (448 bytes).
+                self.blocks.reserve_exact((self.blocks.len() / 8).max(1));
+            }
             self.blocks.push(Block::default());
         }
         self.len += 1;
