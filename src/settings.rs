@@ -35,7 +35,7 @@ pub struct AoiSettings {
     /// are now, and only the differences touch its `InterestSet`. Observers that see fewer
     /// recompute their whole set, which costs less for short sets: the flip scan's window must
     /// also reach as far as anything stepped, and in a sparse world that is most of the work
-    /// (measured with callgrind: 32 is the crossover, uniform 10k runs 14% fewer instructions
+    /// (measured with callgrind: 32 is the crossover, uniform 10k runs 13% fewer instructions
     /// than with 256, a sparse world the same). The messages and sets are the same either way;
     /// only the speed differs. `0` sends every stepping observer through the flip scan,
     /// `usize::MAX` none.
