@@ -1,6 +1,6 @@
 //! The sparse tower grid: only occupied cells exist, each holding its members' positions inline
-//! so a scan streams through memory instead of chasing entity ids, and again one array per axis
-//! ([`Positions`]) for the scans' vectorised distance tests.
+//! so a scan streams through memory instead of chasing entity ids, and again in blocks of four
+//! members, one array per value ([`Positions`]), for the scans' vectorised distance tests.
 //!
 //! The sorted-axes index ([`IndexKind::SortedAxes`]) is the same structure with one cell per
 //! instance whose members are kept sorted along the first axis ([`axes`]): every cell-level step
@@ -63,7 +63,8 @@ pub(crate) struct Member {
 pub(crate) struct Cell {
     pub key: CellKey,
     pub members: Vec<Member>,
-    /// The members' positions again, one array per axis, for vectorised distance tests.
+    /// The members' positions and radii again, in blocks of four, for vectorised distance
+    /// tests.
     pub pos: Positions,
     /// Members that are [clean observers](Member::is_clean_observer): observers a stepping
     /// target must test.

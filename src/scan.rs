@@ -187,29 +187,19 @@ fn prefetch<T>(data: &[T]) {
 }
 
 /// Calls `hit` with every member of `cells` within observer `me`'s
-/// [scan extent](Slot::scan_extent) (the cells of that window; in a sorted cell, its
-/// [slab](Grid::slab)) for which `test` holds. The test is run branch-free over 64
-/// members at a time, then only the hits are visited.
+/// [scan extent](Slot::scan_extent) (as [`scan_cells`]) for which `test` holds. The test is run
+/// branch-free over 64 members at a time, then only the hits are visited.
 #[inline(always)]
 fn scan_members(view: View, me: &Slot, cells: &[u32], test: impl Fn(&Member) -> bool, mut hit: impl FnMut(&Member)) {
-    let grid = view.grid;
-    let extent = me.scan_extent(view.step_reach);
-    let mine = grid.window_axes(me.p, extent, me.rules.instance);
-    for &c in cells {
-        if !mine.contains(grid.cells[c as usize].key) {
-            continue;
+    scan_cells(view, me, cells, me.scan_extent(view.step_reach), |cell, range| {
+        for chunk in cell.members[range].chunks(64) {
+            let mask = chunk
+                .iter()
+                .enumerate()
+                .fold(0u64, |mask, (j, m)| mask | u64::from(test(m)) << j);
+            each_bit(chunk, mask, |m, _| hit(m));
         }
-        for chunk in grid.span(c, me.member_index as usize, me.p[0], extent[0]).chunks(64) {
-            let mut mask = 0u64;
-            for (j, m) in chunk.iter().enumerate() {
-                mask |= u64::from(test(m)) << j;
-            }
-            while mask != 0 {
-                hit(&chunk[mask.trailing_zeros() as usize]);
-                mask &= mask - 1;
-            }
-        }
-    }
+    });
 }
 
 /// Calls `each(cell, range)` with the members of `cells` within `extent` of observer `me` on

@@ -54,8 +54,12 @@ impl Grid {
             let d = core::mem::take(&mut cell.disorder);
             let members = &mut cell.members;
             if d.tombstones == 0 && d.inserted <= SORT_ABOVE_INSERTS {
-                passes += insertion_sort(members, &mut placed);
-                cell.pos.rebuild(members);
+                let moved = insertion_sort(members, &mut placed);
+                if moved > 0 {
+                    // Edits kept the positions in step; only a reordering needs them rebuilt.
+                    cell.pos.rebuild(members);
+                }
+                passes += moved;
                 continue;
             }
             if d.tombstones > 0 {
@@ -92,16 +96,6 @@ impl Grid {
             return 0..members.len();
         }
         sorted_slab(members, near, x, reach)
-    }
-
-    /// The members of [`Self::slab`].
-    #[inline]
-    pub fn span(&self, c: u32, near: usize, x: f32, reach: f32) -> &[Member] {
-        let members = &self.cells[c as usize].members;
-        if self.kind == IndexKind::Grid {
-            return members;
-        }
-        &members[sorted_slab(members, near, x, reach)]
     }
 }
 
