@@ -68,7 +68,7 @@ pub(crate) struct Cell {
     pub pos: Positions,
     /// Members that are [clean observers](Member::is_clean_observer): observers a stepping
     /// target must test.
-    pub clean_observers: u32,
+    pub clean: CleanObservers,
     /// Scratch tag used to group this tick's work by cell.
     pub tag: u32,
     /// Scratch counter that goes with `tag`.
@@ -79,6 +79,39 @@ pub(crate) struct Cell {
     /// Sorted-axes index only: what this tick did to the order of `members` until
     /// [`Grid::restore_order`] runs.
     disorder: Disorder,
+}
+
+/// How many members of a cell are [clean observers](Member::is_clean_observer), and how many of
+/// those have a rectangular view: a stepping target judges those whenever the disc around them
+/// holds it at either end, so a cell without them needs only the target's flips.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CleanObservers {
+    /// Clean observers.
+    pub all: u32,
+    /// Clean observers with a [rectangular view](Member::rect).
+    pub rects: u32,
+}
+
+impl CleanObservers {
+    /// Counts `m` in (`by` = 1) or out (`by` = -1 as wrapping `u32::MAX`).
+    #[inline]
+    fn count(&mut self, m: &Member, by: u32) {
+        let clean = u32::from(m.is_clean_observer());
+        self.all = self.all.wrapping_add(clean.wrapping_mul(by));
+        self.rects = self.rects.wrapping_add((clean & u32::from(m.rect)).wrapping_mul(by));
+    }
+
+    /// Counts a new member in.
+    #[inline]
+    pub fn add(&mut self, m: &Member) {
+        self.count(m, 1);
+    }
+
+    /// Counts a leaving member out.
+    #[inline]
+    pub fn sub(&mut self, m: &Member) {
+        self.count(m, u32::MAX);
+    }
 }
 
 /// What a tick did to the order of a sorted cell's members ([`IndexKind::SortedAxes`]).
@@ -325,7 +358,7 @@ impl Grid {
             }
         };
         let cell = &mut self.cells[c as usize];
-        cell.clean_observers += u32::from(member.is_clean_observer());
+        cell.clean.add(&member);
         cell.members.push(member);
         cell.pos.push(&member);
         let idx = (cell.members.len() - 1) as u32;
@@ -346,7 +379,7 @@ impl Grid {
         let cell = &mut self.cells[c as usize];
         let gone = cell.members.swap_remove(idx as usize);
         cell.pos.swap_remove(idx as usize);
-        cell.clean_observers -= u32::from(gone.is_clean_observer());
+        cell.clean.sub(&gone);
         let moved = cell.members.get(idx as usize).map(|m| m.slot);
         if cell.members.is_empty() {
             self.free_cell(c);
@@ -438,11 +471,12 @@ impl Grid {
     pub fn edit_member(&mut self, c: u32, idx: u32, edit: impl FnOnce(&mut Member)) {
         let cell = &mut self.cells[c as usize];
         let m = &mut cell.members[idx as usize];
-        let (was, x) = (m.is_clean_observer(), m.p[0]);
+        let x = m.p[0];
+        cell.clean.sub(m);
         edit(m);
+        cell.clean.add(m);
         cell.pos.set(idx as usize, m);
-        let (is, moved) = (m.is_clean_observer(), m.p[0].to_bits() != x.to_bits());
-        cell.clean_observers = cell.clean_observers + u32::from(is) - u32::from(was);
+        let moved = m.p[0].to_bits() != x.to_bits();
         if moved && self.kind == IndexKind::SortedAxes {
             self.disturb(c, |_| ());
         }
@@ -551,7 +585,7 @@ mod tests {
     }
 
     #[test]
-    fn cell_positions_follow_members_through_inserts_edits_removals_and_reordering() {
+    fn cell_positions_and_counts_follow_members_through_inserts_edits_removals_and_reordering() {
         for kind in [IndexKind::Grid, IndexKind::SortedAxes] {
             let mut grid = Grid::new(10.0, 2, None, kind);
             let mut state = 7u64;
@@ -569,6 +603,7 @@ mod tests {
                     (None, _) => {
                         let mut m = member(slot, (next() % 50) as f32 - 10.0);
                         m.p = [(next() % 100) as f32 * 0.37, (next() % 100) as f32 * 0.11, 0.0];
+                        (m.rect, m.stepping) = (next() % 2 == 0, next() % 4 == 0);
                         at.insert(slot, grid.insert([(next() % 3) as i32, 0, 0, 0], m));
                     }
                     (Some((c, i)), 0) => {
@@ -578,8 +613,9 @@ mod tests {
                         }
                     }
                     (Some((c, i)), _) => {
-                        let (x, r2) = ((next() % 100) as f32 * 0.53, (next() % 50) as f32);
-                        grid.edit_member(c, i, |m| (m.p[0], m.r2) = (x, r2));
+                        let (x, r2) = ((next() % 100) as f32 * 0.53, (next() % 50) as f32 - 10.0);
+                        let (rect, stepping) = (next() % 2 == 0, next() % 4 == 0);
+                        grid.edit_member(c, i, |m| (m.p[0], m.r2, m.rect, m.stepping) = (x, r2, rect, stepping));
                     }
                 }
                 for (c, cell) in grid.cells.iter().enumerate() {
@@ -587,6 +623,17 @@ mod tests {
                         assert!(
                             cell.pos.holds(i, m),
                             "{kind:?}: cell {c}'s positions should mirror member {i} (tombstones too) after step {step}"
+                        );
+                    }
+                    let clean = cell.members.iter().filter(|m| m.is_clean_observer());
+                    let counted = CleanObservers {
+                        all: clean.clone().count() as u32,
+                        rects: clean.filter(|m| m.rect).count() as u32,
+                    };
+                    if !cell.members.is_empty() {
+                        assert_eq!(
+                            cell.clean, counted,
+                            "{kind:?}: cell {c} should count its clean observers and their rectangles after step {step}"
                         );
                     }
                 }
@@ -627,7 +674,7 @@ mod tests {
         assert_eq!(grid.remove(c0, i0), None, "removing the last member should move nobody");
         assert_eq!(grid.occupied(), 1, "an emptied cell should be freed");
         assert_eq!(
-            grid.cells[c1 as usize].clean_observers, 1,
+            grid.cells[c1 as usize].clean.all, 1,
             "observer count should follow members"
         );
     }

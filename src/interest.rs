@@ -37,6 +37,7 @@ use smallvec::SmallVec;
 use crate::{
     components::InterestSet,
     index::AoiIndex,
+    prefetch::{AHEAD, prefetch, prefetch_end},
     scan::{self, Out, TaskBuffers, View, WHOLE_LIST},
     slot::Change,
     watch::WatchTracker,
@@ -61,19 +62,20 @@ pub(crate) struct PairEngine {
     in_use: usize,
     /// Observers that stopped observing (their lists were emptied).
     pub stopped_observers: Vec<u32>,
-    /// Edits made to unchanged observers' lists, in order, to replay on their `InterestSet`s.
-    pub edits: Vec<(u32, Edit)>,
+    /// Edits made to the lists of unchanged observers whose `InterestSet`s the engine writes
+    /// (not the view layer's), to replay on those sets.
+    pub edits: Vec<SetEdit>,
     /// Counts for the `Watched` marker, when the plugin keeps it.
     pub watch: Option<WatchTracker>,
 }
 
 /// One edit of an unchanged observer's list, to replay on its `InterestSet`.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum Edit {
-    /// The target slot entered.
-    Insert(u32),
-    /// The target slot left.
-    Remove(u32),
+pub(crate) struct SetEdit {
+    pub observer: Entity,
+    pub target: Entity,
+    /// The target entered (else it left).
+    pub entered: bool,
 }
 
 /// How the work is split between tasks.
@@ -337,31 +339,55 @@ impl PairEngine {
         // All enters first, then all leaves, each in task order: the same sequence of list
         // edits (so the same list order) whatever the number of tasks.
         let found = &self.scratch[tasks..2 * tasks];
-        for &(o, t) in found.iter().flat_map(|s| &s.enters.pairs) {
-            debug_assert!(t != WHOLE_LIST, "target scans should record single enters");
-            index.lists[o as usize].push(t);
-            self.edits.push((o, Edit::Insert(t)));
-            if let Some(watch) = &mut self.watch
-                && watch.counts(index.slots[o as usize].rules.member)
-                && !index.slots[o as usize].owned
-            {
-                watch.inc(index.entities[t as usize]);
-            }
+        let (edits, watch) = (&mut self.edits, &mut self.watch);
+        edit_clean_lists(index, edits, watch, found.iter().flat_map(|s| &s.enters.pairs), true);
+        edit_clean_lists(index, edits, watch, found.iter().flat_map(|s| &s.leaves), false);
+    }
+}
+
+/// Applies target scans' `pairs` (all entering, or all leaving) to the unchanged observers'
+/// lists, and records them for the observers' `InterestSet`s (unless the view layer owns them)
+/// and for the `Watched` counts.
+fn edit_clean_lists<'p>(
+    index: &mut AoiIndex,
+    edits: &mut Vec<SetEdit>,
+    watch: &mut Option<WatchTracker>,
+    pairs: impl Iterator<Item = &'p (u32, u32)> + Clone,
+    entered: bool,
+) {
+    // The lists are scattered over the heap: each is asked for a few pairs ahead (an enter
+    // writes at its end, a leave searches all of it).
+    let mut ahead = pairs.clone().skip(AHEAD);
+    for &(o, t) in pairs {
+        if let Some(&(next, _)) = ahead.next() {
+            let list = &index.lists[next as usize];
+            if entered { prefetch_end(list) } else { prefetch(list) }
         }
-        for &(o, t) in found.iter().flat_map(|s| &s.leaves) {
-            let list = &mut index.lists[o as usize];
+        debug_assert!(t != WHOLE_LIST, "target scans should record single pairs");
+        let list = &mut index.lists[o as usize];
+        if entered {
+            list.push(t);
+        } else {
             let at = list
                 .iter()
                 .position(|&x| x == t)
                 .expect("a leaving target should be in the observer's list");
             list.swap_remove(at);
-            self.edits.push((o, Edit::Remove(t)));
-            if let Some(watch) = &mut self.watch
-                && watch.counts(index.slots[o as usize].rules.member)
-                && !index.slots[o as usize].owned
-            {
-                watch.dec(index.entities[t as usize]);
-            }
+        }
+        let slot = &index.slots[o as usize];
+        if slot.owned {
+            continue;
+        }
+        let (observer, target) = (index.entities[o as usize], index.entities[t as usize]);
+        edits.push(SetEdit {
+            observer,
+            target,
+            entered,
+        });
+        if let Some(watch) = watch
+            && watch.counts(slot.rules.member)
+        {
+            if entered { watch.inc(target) } else { watch.dec(target) }
         }
     }
 }

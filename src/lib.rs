@@ -8,6 +8,7 @@ mod index;
 mod interest;
 mod messages;
 mod plugin;
+mod prefetch;
 #[cfg(feature = "replicon")]
 mod replicon;
 mod rules;

@@ -19,6 +19,7 @@ use crate::{
     config::IndexKind,
     grid::{Cell, Grid, Member},
     index::{AoiIndex, Touches},
+    prefetch::prefetch,
     rules::AoiVisibility,
     slot::{Change, Slot, observer_of},
     visibility::{ObserverState, TargetState, in_rect, observer_region, observer_slab, sees},
@@ -158,32 +159,6 @@ pub(crate) fn observer_group(
         }
     }
     scratch.cells = cells;
-}
-
-/// Hints the CPU to bring (up to the first 1 KiB of) `data` into cache. A hint only: no effect on
-/// results, and nothing on other architectures.
-#[inline(always)]
-fn prefetch<T>(data: &[T]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let bytes = size_of_val(data).min(1024);
-        let start = data.as_ptr().cast::<i8>();
-        for offset in (0..bytes).step_by(64) {
-            #[expect(
-                unsafe_code,
-                reason = "a prefetch hint reads nothing and cannot fault. Measured: uniform 50k, one \
-                          thread, 6 alternating runs: median 130 ms per update with it, 150 without"
-            )]
-            // SAFETY: `_mm_prefetch` only needs SSE, which every x86_64 CPU has; it never
-            // dereferences the pointer in a way that can fault.
-            unsafe {
-                _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(offset));
-            }
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = data;
 }
 
 /// Calls `hit` with every member of `cells` within observer `me`'s
@@ -455,7 +430,7 @@ pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clea
                 let end = observer_of(m, instance, view.slots);
                 judge(m.slot, ObserverState { p: m.start_p, ..end }, end);
             }
-        } else if cell.clean_observers > 0 {
+        } else if cell.clean.all > 0 {
             // A stepping `Normal` target in its own instance's cells: `sees` reduces to the
             // layers and the two distances, tested four members at a time over the cells'
             // positions with each member's own radius. For a rectangular view the distances
@@ -463,9 +438,13 @@ pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clea
             // judged exactly.
             let (member, touches) = (now.rules.member, view.touches);
             let candidate = |m: &Member| m.is_clean_observer() & ((m.sees & member) != 0);
+            // Only the flips need a member's record, unless the view layer wants every observer
+            // that sees the target or a rectangle must be judged exactly.
+            let every_seer = touches.is_some() || cell.clean.rects > 0;
             for range in slabs {
                 cell.pos.seeing(range, now.p, before.p, |start, flips, sees| {
-                    each_bit(&cell.members[start..], sees, |m, j| {
+                    let visit = if every_seer { sees } else { flips };
+                    each_bit(&cell.members[start..], visit, |m, j| {
                         if !candidate(m) {
                             return;
                         }

@@ -6,8 +6,9 @@ use bevy_tasks::ComputeTaskPool;
 use crate::{
     components::{InterestSet, PendingRemovals, Position, ViewRange, ViewRect},
     index::AoiIndex,
-    interest::{Edit, PairEngine, Parallelism},
+    interest::{PairEngine, Parallelism},
     messages::{EnterReason, EnterView, LeaveReason, LeaveView, TierChanged},
+    prefetch::{AHEAD, prefetch},
     rules::{AoiInstance, AoiLayers, AoiVisibility, PendingWatchers, Watchers},
     settings::{AoiSettings, AoiStats},
     slot::Sight,
@@ -270,21 +271,30 @@ fn write_engine_batches<const JUDGED: bool>(
 
 /// Mirrors the index's lists into the `InterestSet` components of the observers that stopped
 /// observing and of the unchanged ones (the changed ones were written during the computation).
-fn sync_sets(index: &AoiIndex, work: &PairEngine, sets: &mut Query<&mut InterestSet>) {
-    let entity = |s: u32| index.entities[s as usize];
+fn sync_sets(index: &AoiIndex, work: &mut PairEngine, sets: &mut Query<&mut InterestSet>) {
     for &o in &work.stopped_observers {
-        if let Ok(mut set) = sets.get_mut(entity(o)) {
+        if let Ok(mut set) = sets.get_mut(index.entities[o as usize]) {
             set.clear();
         }
     }
-    for &(o, edit) in &work.edits {
-        if index.owned > 0 && index.slots[o as usize].owned {
-            continue;
+    // In the order of the observers' entities, which (unless entities were despawned and their
+    // indices reused) is the order of their table rows, and each set is asked for a few edits
+    // ahead: the sets are scattered over memory. An observer's edits are of different targets,
+    // so their order does not matter. Measured: 5% moving 50k, one thread, 11.5 k edits per
+    // update: 13.0 -> 11.8 ms per update.
+    work.edits.sort_unstable_by_key(|e| e.observer.index_u32());
+    let mut ahead = work.edits.iter().skip(AHEAD);
+    for edit in &work.edits {
+        if let Some(next) = ahead.next()
+            && let Ok(set) = sets.get(next.observer)
+        {
+            prefetch(set.as_slice());
         }
-        if let Ok(mut set) = sets.get_mut(entity(o)) {
-            match edit {
-                Edit::Insert(t) => set.insert(entity(t)),
-                Edit::Remove(t) => set.remove(entity(t)),
+        if let Ok(mut set) = sets.get_mut(edit.observer) {
+            if edit.entered {
+                set.insert(edit.target);
+            } else {
+                set.remove(edit.target);
             }
         }
     }

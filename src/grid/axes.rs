@@ -31,7 +31,7 @@ impl Grid {
     pub(super) fn bury(&mut self, c: u32, idx: u32) {
         let cell = &mut self.cells[c as usize];
         let m = &mut cell.members[idx as usize];
-        cell.clean_observers -= u32::from(m.is_clean_observer());
+        cell.clean.sub(m);
         m.slot = TOMBSTONE;
         m.r2 = -1.0;
         m.seen_by = 0;
@@ -161,7 +161,7 @@ fn insertion_sort(members: &mut [Member], mut placed: impl FnMut(u32, u32)) -> u
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grid::NO_CELL;
+    use crate::grid::{CleanObservers, NO_CELL};
 
     /// A member at `x` on the first axis; even slots are observers.
     fn member(slot: u32, x: f32) -> Member {
@@ -221,10 +221,15 @@ mod tests {
                     cell.members.windows(2).all(|w| w[0].p[0] <= w[1].p[0]),
                     "cell {c} should be sorted by x after round {round}"
                 );
-                let observers = cell.members.iter().filter(|m| m.is_clean_observer()).count();
+                let observers = cell.members.iter().filter(|m| m.is_clean_observer());
+                let rects = observers.clone().filter(|m| m.rect).count() as u32;
                 assert_eq!(
-                    cell.clean_observers as usize, observers,
-                    "clean observers should be counted"
+                    cell.clean,
+                    CleanObservers {
+                        all: observers.count() as u32,
+                        rects
+                    },
+                    "clean observers and their rectangles should be counted"
                 );
                 for (i, m) in cell.members.iter().enumerate() {
                     assert_ne!(m.slot, TOMBSTONE, "tombstones should be compacted");

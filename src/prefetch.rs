@@ -1,0 +1,46 @@
+//! Cache hints for the loops that edit buffers scattered over the heap (observers' lists and
+//! `InterestSet`s): asking for the data of an item a few items ahead lets its cache misses overlap
+//! with the work on the current one.
+
+/// How many items ahead the edit loops ask for their buffers: enough to cover a miss to memory
+/// with the work of the items between, few enough that the lines are still cached when used.
+pub(crate) const AHEAD: usize = 8;
+
+/// Hints the CPU to bring (up to the first 1 KiB of) `data` into cache. A hint only: no effect on
+/// results, and nothing on other architectures.
+#[inline(always)]
+pub(crate) fn prefetch<T>(data: &[T]) {
+    let bytes = size_of_val(data).min(1024);
+    let start = data.as_ptr().cast::<u8>();
+    for offset in (0..bytes).step_by(64) {
+        prefetch_line(start.wrapping_add(offset));
+    }
+}
+
+/// Hints the CPU to bring the cache line holding the last element of `data` (where a push
+/// writes) into cache.
+#[inline(always)]
+pub(crate) fn prefetch_end<T>(data: &[T]) {
+    prefetch_line(data.as_ptr_range().end.cast::<u8>().wrapping_sub(1));
+}
+
+/// Hints the CPU to bring the line of `at` into cache.
+#[inline(always)]
+fn prefetch_line(at: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        #[expect(
+            unsafe_code,
+            reason = "a prefetch hint reads nothing and cannot fault. Measured: uniform 50k, one \
+                      thread, 6 alternating runs: median 130 ms per update with it, 150 without"
+        )]
+        // SAFETY: `_mm_prefetch` only needs SSE, which every x86_64 CPU has; it never
+        // dereferences the pointer in a way that can fault.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>());
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
+}
