@@ -314,6 +314,10 @@ impl AoiIndex {
         if self.changes.is_empty() {
             return;
         }
+        // In slot order, which is space order after a renumbering: the passes over the changes
+        // then walk the slots, cells and lists nearly in memory order instead of the order the
+        // ECS found the entities in.
+        self.changes.sort_unstable_by_key(|c| c.slot);
         self.update_always();
         self.update_wide();
         self.classify_steps(flip_scan_min_seen);
