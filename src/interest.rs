@@ -37,7 +37,7 @@ use smallvec::SmallVec;
 use crate::{
     components::InterestSet,
     index::AoiIndex,
-    prefetch::{AHEAD, prefetch, prefetch_end},
+    prefetch::{AHEAD, prefetch, prefetch_end, prefetch_set},
     scan::{self, Out, TaskBuffers, View, WHOLE_LIST},
     slot::Change,
     watch::WatchTracker,
@@ -132,7 +132,11 @@ impl PairEngine {
         // up, and it is only written back below if it now sees something, so observers that see
         // nothing before or after cost no component access (sparse maps are mostly those).
         self.taken_sets.clear();
+        let mut ahead = self.order.iter().skip(AHEAD);
         for (&o, old) in self.order.iter().zip(&self.taken) {
+            if let Some(&next) = ahead.next() {
+                prefetch_set(sets, index.entities[next as usize]);
+            }
             // The view layer writes the sets of the observers it owns: the scans leave this
             // empty buffer alone.
             if index.slots[o as usize].owned {
@@ -156,7 +160,11 @@ impl PairEngine {
                 }
             }
         }
+        let mut ahead = self.order.iter().skip(AHEAD);
         for (&o, targets) in self.order.iter().zip(self.taken_sets.drain(..)) {
+            if let Some(&next) = ahead.next() {
+                prefetch_set(sets, index.entities[next as usize]);
+            }
             // No capacity: never taken (or owned by the view layer) and still empty, or taken
             // empty and still empty; either way the component already holds this empty set.
             if targets.capacity() == 0 {

@@ -2,6 +2,10 @@
 //! `InterestSet`s): asking for the data of an item a few items ahead lets its cache misses overlap
 //! with the work on the current one.
 
+use bevy_ecs::{entity::Entity, system::Query};
+
+use crate::components::InterestSet;
+
 /// How many items ahead the edit loops ask for their buffers: enough to cover a miss to memory
 /// with the work of the items between, few enough that the lines are still cached when used.
 pub(crate) const AHEAD: usize = 8;
@@ -22,6 +26,15 @@ pub(crate) fn prefetch<T>(data: &[T]) {
 #[inline(always)]
 pub(crate) fn prefetch_end<T>(data: &[T]) {
     prefetch_line(data.as_ptr_range().end.cast::<u8>().wrapping_sub(1));
+}
+
+/// Looks up `entity`'s `InterestSet` (the lookup's own loads are not waited for: nothing
+/// depends on them) and hints the CPU to bring the component into cache.
+#[inline(always)]
+pub(crate) fn prefetch_set(sets: &Query<&mut InterestSet>, entity: Entity) {
+    if let Ok(set) = sets.get(entity) {
+        prefetch(core::slice::from_ref(set));
+    }
 }
 
 /// Hints the CPU to bring the line of `at` into cache.
