@@ -274,8 +274,17 @@ fn recompute(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
     match me.rect {
         None => {
             // Its disc now: a stepping observer's wider extent is for flip scans only.
+            let own = &view.grid.cells[me.cell as usize];
             scan_cells(view, me, cells, me.view_extent(), |cell, range| {
                 cell.pos.within(range.clone(), p, me.r2, |start, mask| {
+                    // Its own member always hits: dropped from the mask without reading it
+                    // (in a sparse world it is the only hit).
+                    let mine = (me.member_index as usize).wrapping_sub(start);
+                    let mask = if core::ptr::eq(cell, own) && mine < 64 {
+                        mask & !(1 << mine)
+                    } else {
+                        mask
+                    };
                     each_bit(&cell.members[start..], mask, |m, _| {
                         if candidate(m) {
                             found.push(m.slot);
