@@ -42,7 +42,7 @@ pub(crate) struct AoiIndex {
     by_entity: EntityHashMap<u32>,
     /// Per slot: the slots it sees now, in no particular order.
     pub lists: Vec<Vec<u32>>,
-    /// This tick's shortlist.
+    /// This tick's shortlist, in slot order from [`Self::apply_changes`] on.
     pub changes: Vec<Change>,
     /// Per slot: where its start-of-update record is in `turns` if it turned this update
     /// ([`reasons`]), else `reasons::NOT_TURNED`.

@@ -72,7 +72,9 @@ pub(crate) struct PairEngine {
 /// One edit of an unchanged observer's list, to replay on its `InterestSet`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SetEdit {
+    /// Whose set.
     pub observer: Entity,
+    /// The target that entered or left it.
     pub target: Entity,
     /// The target entered (else it left).
     pub entered: bool,
