@@ -15,6 +15,7 @@ use crate::{
     components::Position,
     config::{AoiBounds, CellSize, IndexKind, MAX_CELL_SIZE, MIN_CELL_SIZE, Plane},
     grid::{CellKey, Grid, Member, NO_CELL, dist2},
+    prefetch::prefetch,
     slot::{Change, STEP_SLACK, Sight, Slot, bad_input, observer_of},
     visibility::{Rules, always_in, observer_region, observer_slab, rect_r2, scan_layers, sees},
     wide::{WideObservers, threshold},
@@ -114,6 +115,15 @@ impl AoiIndex {
     /// The slot of a tracked entity.
     pub fn slot_of(&self, entity: Entity) -> Option<u32> {
         self.by_entity.get(&entity).copied()
+    }
+
+    /// Hints the CPU to bring `entity`'s slot into cache (nothing if it has none), a few entities
+    /// before [`Self::observe`] reaches it.
+    #[inline]
+    pub fn prefetch_slot(&self, entity: Entity) {
+        if let Some(s) = self.slot_of(entity) {
+            prefetch(core::slice::from_ref(&self.slots[s as usize]));
+        }
     }
 
     /// Pushes every observer that sees slot `s` now into `out` (the grid around it within the

@@ -94,7 +94,13 @@ pub(crate) fn update_index(
     for entity in pending.0.drain(..) {
         index.observe(entity, current.get(entity).ok().map(state));
     }
+    // Slots are in space order, the ECS's entities in table order: each slot is asked for a
+    // few entities ahead.
+    let mut ahead = changed.iter().skip(AHEAD);
     for (entity, tracked) in &changed {
+        if let Some((next, _)) = ahead.next() {
+            index.prefetch_slot(next);
+        }
         index.observe(entity, Some(state(tracked)));
     }
     index.apply_changes(settings.flip_scan_min_seen);
