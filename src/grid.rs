@@ -466,6 +466,28 @@ impl Grid {
         }
     }
 
+    /// Hints the CPU to bring cell `c`'s record into cache (nothing for [`NO_CELL`]): the first
+    /// of two steps, the record holding where the members are.
+    #[inline]
+    pub fn prefetch_cell(&self, c: u32) {
+        if let Some(cell) = self.cells.get(c as usize) {
+            crate::prefetch::prefetch(core::slice::from_ref(cell));
+        }
+    }
+
+    /// Hints the CPU to bring the member at `(c, idx)` and its position block into cache, a few
+    /// edits before [`Self::edit_member`] or [`Self::remove`] reach it (cells are scattered over
+    /// the heap). Nothing if there is no such member.
+    #[inline]
+    pub fn prefetch_member(&self, c: u32, idx: u32) {
+        if let Some(cell) = self.cells.get(c as usize)
+            && let Some(m) = cell.members.get(idx as usize)
+        {
+            crate::prefetch::prefetch(core::slice::from_ref(m));
+            cell.pos.prefetch(idx as usize);
+        }
+    }
+
     /// Edits the member at `(c, idx)`, keeping the cell's count of clean observers right (and, in
     /// a sorted cell, noting a move for [`Self::restore_order`]).
     pub fn edit_member(&mut self, c: u32, idx: u32, edit: impl FnOnce(&mut Member)) {

@@ -15,7 +15,7 @@ use crate::{
     components::Position,
     config::{AoiBounds, CellSize, IndexKind, MAX_CELL_SIZE, MIN_CELL_SIZE, Plane},
     grid::{CellKey, Grid, Member, NO_CELL, dist2},
-    prefetch::prefetch,
+    prefetch::{AHEAD, prefetch},
     slot::{Change, STEP_SLACK, Sight, Slot, bad_input, observer_of},
     visibility::{Rules, always_in, observer_region, observer_slab, rect_r2, scan_layers, sees},
     wide::{WideObservers, threshold},
@@ -344,6 +344,7 @@ impl AoiIndex {
     /// Moves this tick's changed slots in the grid (or edits their members in place).
     fn move_changed(&mut self) {
         for i in 0..self.changes.len() {
+            self.prefetch_grid_of_change(i);
             let s = self.changes[i].slot;
             let slot = &self.slots[s as usize];
             let (in_grid, p, cell, idx) = (slot.in_grid, slot.p, slot.cell, slot.member_index);
@@ -372,6 +373,21 @@ impl AoiIndex {
     }
 
     /// The grid member of a slot.
+    /// While change `i` is handled, asks for the grid records of those ahead: the cell record of
+    /// change `i + 2 * AHEAD`, then (that record being cached by now) the member and position
+    /// block of change `i + AHEAD`. Cells are scattered over the heap, one dependent load after
+    /// another.
+    #[inline]
+    fn prefetch_grid_of_change(&self, i: usize) {
+        let slot_of_change = |i: usize| self.changes.get(i).map(|ch| &self.slots[ch.slot as usize]);
+        if let Some(slot) = slot_of_change(i + 2 * AHEAD) {
+            self.grid.prefetch_cell(slot.cell);
+        }
+        if let Some(slot) = slot_of_change(i + AHEAD) {
+            self.grid.prefetch_member(slot.cell, slot.member_index);
+        }
+    }
+
     fn member(&self, s: u32) -> Member {
         let slot = &self.slots[s as usize];
         Member {
@@ -515,6 +531,7 @@ impl AoiIndex {
     pub fn end_tick(&mut self) {
         self.record_turns();
         for i in 0..self.changes.len() {
+            self.prefetch_grid_of_change(i);
             let s = self.changes[i].slot as usize;
             let slot = &mut self.slots[s];
             slot.on_shortlist = false;

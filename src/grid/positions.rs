@@ -83,6 +83,14 @@ impl Positions {
         block.r2[j] = m.r2;
     }
 
+    /// Hints the CPU to bring member `i`'s block into cache (nothing if there is none).
+    #[inline]
+    pub fn prefetch(&self, i: usize) {
+        if let Some(block) = self.blocks.get(i / LANES) {
+            crate::prefetch::prefetch(core::slice::from_ref(block));
+        }
+    }
+
     /// Removes everything, keeping the buffer.
     pub fn clear(&mut self) {
         self.blocks.clear();
