@@ -372,7 +372,6 @@ impl AoiIndex {
         }
     }
 
-    /// The grid member of a slot.
     /// While change `i` is handled, asks for the grid records of those ahead: the cell record of
     /// change `i + 2 * AHEAD`, then (that record being cached by now) the member and position
     /// block of change `i + AHEAD`. Cells are scattered over the heap, one dependent load after
@@ -388,6 +387,7 @@ impl AoiIndex {
         }
     }
 
+    /// The grid member of a slot.
     fn member(&self, s: u32) -> Member {
         let slot = &self.slots[s as usize];
         Member {

@@ -1,6 +1,7 @@
-//! Cache hints for the loops that edit buffers scattered over the heap (observers' lists and
-//! `InterestSet`s): asking for the data of an item a few items ahead lets its cache misses overlap
-//! with the work on the current one.
+//! Cache hints for the loops that visit data scattered over memory (observers' lists and
+//! `InterestSet`s, slots in space order met in the ECS's order, grid cells): asking for the data
+//! of an item a few items ahead lets its cache misses overlap with the work on the current one.
+//! Hints only: no effect on results.
 
 use bevy_ecs::{entity::Entity, system::Query};
 
