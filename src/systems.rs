@@ -94,14 +94,22 @@ pub(crate) fn update_index(
     for entity in pending.0.drain(..) {
         index.observe(entity, current.get(entity).ok().map(state));
     }
-    // Slots are in space order, the ECS's entities in table order: each slot is asked for a
-    // few entities ahead.
-    let mut ahead = changed.iter().skip(AHEAD);
+    // Slots are in space order, the ECS's entities in table order: each entity's slot is asked
+    // for when the scan finds it, and the entity is observed `AHEAD` entities later (in the same
+    // order), so the scan stays the only pass.
+    let mut waiting: [Option<(Entity, _)>; AHEAD] = [const { None }; AHEAD];
+    let mut found = 0;
     for (entity, tracked) in &changed {
-        if let Some((next, _)) = ahead.next() {
-            index.prefetch_slot(next);
+        index.prefetch_slot(entity);
+        if let Some((entity, state)) = waiting[found % AHEAD].replace((entity, state(tracked))) {
+            index.observe(entity, Some(state));
         }
-        index.observe(entity, Some(state(tracked)));
+        found += 1;
+    }
+    for k in 0..AHEAD {
+        if let Some((entity, state)) = waiting[(found + k) % AHEAD].take() {
+            index.observe(entity, Some(state));
+        }
     }
     index.apply_changes(settings.flip_scan_min_seen);
 }
