@@ -16,6 +16,7 @@ use crate::{
     config::{AoiBounds, CellSize, IndexKind, MAX_CELL_SIZE, MIN_CELL_SIZE, Plane},
     grid::{CellKey, Grid, Member, NO_CELL, dist2},
     prefetch::{AHEAD, prefetch},
+    radix::sort_by_u32_key,
     slot::{Change, STEP_SLACK, Sight, Slot, bad_input, observer_of},
     visibility::{Rules, always_in, observer_region, observer_slab, rect_r2, scan_layers, sees},
     wide::{WideObservers, threshold},
@@ -45,6 +46,8 @@ pub(crate) struct AoiIndex {
     pub lists: Vec<Vec<u32>>,
     /// This tick's shortlist, in slot order from [`Self::apply_changes`] on.
     pub changes: Vec<Change>,
+    /// The second buffer of the shortlist's radix sort.
+    spare_changes: Vec<Change>,
     /// Per slot: where its start-of-update record is in `turns` if it turned this update
     /// ([`reasons`]), else `reasons::NOT_TURNED`.
     turned: Vec<u32>,
@@ -95,6 +98,7 @@ impl AoiIndex {
             by_entity: EntityHashMap::default(),
             lists: Vec::new(),
             changes: Vec::new(),
+            spare_changes: Vec::new(),
             turned: Vec::new(),
             turns: Vec::new(),
             radii: BTreeMap::new(),
@@ -327,7 +331,7 @@ impl AoiIndex {
         // In slot order, which is space order after a renumbering: the passes over the changes
         // then walk the slots, cells and lists nearly in memory order instead of the order the
         // ECS found the entities in.
-        self.changes.sort_unstable_by_key(|c| c.slot);
+        sort_by_u32_key(&mut self.changes, &mut self.spare_changes, |c| c.slot);
         self.update_always();
         self.update_wide();
         self.classify_steps(flip_scan_min_seen);
@@ -599,7 +603,7 @@ impl AoiIndex {
             + self.free_slots.capacity() * size_of::<u32>()
             + self.by_entity.capacity() * (size_of::<(Entity, u32)>() + 1)
             + self.lists.capacity() * size_of::<Vec<u32>>()
-            + (self.changes.capacity() + self.turns.capacity()) * size_of::<Change>()
+            + (self.changes.capacity() + self.spare_changes.capacity() + self.turns.capacity()) * size_of::<Change>()
             + self.turned.capacity() * size_of::<u32>()
             + self.radii.len() * 3 * size_of::<(u32, u32)>()
             + self.wide.slots.capacity() * size_of::<u32>()

@@ -38,6 +38,7 @@ use crate::{
     components::InterestSet,
     index::AoiIndex,
     prefetch::{AHEAD, prefetch, prefetch_end, prefetch_set},
+    radix::sort_by_u32_key,
     scan::{self, Out, TaskBuffers, View, WHOLE_LIST},
     slot::Change,
     watch::WatchTracker,
@@ -51,6 +52,10 @@ pub(crate) struct PairEngine {
     /// `order`.
     groups: Vec<(u32, u32)>,
     order: Vec<u32>,
+    /// The changed observers whose `InterestSet`s are taken or put back, with their places in
+    /// `order`, sorted by entity; and the radix sort's second buffer.
+    visits: Vec<(Entity, u32)>,
+    spare_visits: Vec<(Entity, u32)>,
     /// The lists of the changed observers (in `order`), moved out so tasks can own them.
     taken: Vec<Vec<u32>>,
     /// Their `InterestSet` buffers, moved out likewise.
@@ -65,6 +70,7 @@ pub(crate) struct PairEngine {
     /// Edits made to the lists of unchanged observers whose `InterestSet`s the engine writes
     /// (not the view layer's), to replay on those sets.
     pub edits: Vec<SetEdit>,
+    spare_edits: Vec<SetEdit>,
     /// Counts for the `Watched` marker, when the plugin keeps it.
     pub watch: Option<WatchTracker>,
 }
@@ -132,26 +138,13 @@ impl PairEngine {
         self.group_observers(index);
         // An observer that saw nothing has an empty set (it mirrors the list): it is not looked
         // up, and it is only written back below if it now sees something, so observers that see
-        // nothing before or after cost no component access (sparse maps are mostly those).
+        // nothing before or after cost no component access (sparse maps are mostly those). The
+        // view layer writes the sets of the observers it owns: the scans leave their empty
+        // buffers alone.
         self.taken_sets.clear();
-        let mut ahead = self.order.iter().skip(AHEAD);
-        for (&o, old) in self.order.iter().zip(&self.taken) {
-            if let Some(&next) = ahead.next() {
-                prefetch_set(sets, index.entities[next as usize]);
-            }
-            // The view layer writes the sets of the observers it owns: the scans leave this
-            // empty buffer alone.
-            if index.slots[o as usize].owned {
-                self.taken_sets.push(Vec::new());
-                continue;
-            }
-            let set = if old.is_empty() {
-                None
-            } else {
-                sets.get_mut(index.entities[o as usize]).ok().map(|mut set| set.take())
-            };
-            self.taken_sets.push(set.unwrap_or_default());
-        }
+        self.taken_sets.resize_with(self.order.len(), Vec::new);
+        let wanted = |engine: &Self, at: usize, o: u32| !engine.taken[at].is_empty() && !index.slots[o as usize].owned;
+        self.visit_sets(index, sets, wanted, |set, buffer| *buffer = set.take());
         self.recompute_observers(index, parallel, tasks);
         if let Some(watch) = &mut self.watch {
             for &o in &self.order {
@@ -162,21 +155,49 @@ impl PairEngine {
                 }
             }
         }
-        let mut ahead = self.order.iter().skip(AHEAD);
-        for (&o, targets) in self.order.iter().zip(self.taken_sets.drain(..)) {
-            if let Some(&next) = ahead.next() {
-                prefetch_set(sets, index.entities[next as usize]);
-            }
-            // No capacity: never taken (or owned by the view layer) and still empty, or taken
-            // empty and still empty; either way the component already holds this empty set.
-            if targets.capacity() == 0 {
-                continue;
-            }
-            if let Ok(mut set) = sets.get_mut(index.entities[o as usize]) {
-                set.put(targets);
+        // No capacity: never taken and still empty, or taken empty and still empty; either way
+        // the component already holds this empty set.
+        let wanted = |engine: &Self, at: usize, _| engine.taken_sets[at].capacity() > 0;
+        self.visit_sets(index, sets, wanted, |set, buffer| set.put(core::mem::take(buffer)));
+        self.taken_sets.clear();
+        self.scan_targets(index, parallel, tasks);
+    }
+
+    /// Calls `visit` with the `InterestSet` of each changed observer for which
+    /// `wanted(self, place in order, slot)` holds and its buffer in `taken_sets`, in the order of the
+    /// observers' entities: the order of the entities' records and table rows in memory (unless
+    /// entities were despawned and their indices reused), where `order` is random. Each set is
+    /// asked for a few ahead.
+    fn visit_sets(
+        &mut self,
+        index: &AoiIndex,
+        sets: &mut Query<&mut InterestSet>,
+        wanted: impl Fn(&Self, usize, u32) -> bool,
+        visit: impl Fn(&mut InterestSet, &mut Vec<Entity>),
+    ) {
+        self.visits.clear();
+        for at in 0..self.order.len() {
+            let o = self.order[at];
+            if wanted(self, at, o) {
+                self.visits.push((index.entities[o as usize], at as u32));
             }
         }
-        self.scan_targets(index, parallel, tasks);
+        sort_by_u32_key(&mut self.visits, &mut self.spare_visits, |v| v.0.index_u32());
+        let mut ahead = self.visits.iter().skip(AHEAD);
+        for &(observer, at) in &self.visits {
+            if let Some(&(next, _)) = ahead.next() {
+                prefetch_set(sets, next);
+            }
+            if let Ok(mut set) = sets.get_mut(observer) {
+                visit(&mut set, &mut self.taken_sets[at as usize]);
+            }
+        }
+    }
+
+    /// Sorts [`Self::edits`] by observer entity index (a radix sort; edits of one observer keep
+    /// their order).
+    pub fn sort_edits_by_observer(&mut self) {
+        sort_by_u32_key(&mut self.edits, &mut self.spare_edits, |e| e.observer.index_u32());
     }
 
     /// Drops the pairs of the last [`Self::run`], so an update without changes writes none.

@@ -9,6 +9,7 @@ mod interest;
 mod messages;
 mod plugin;
 mod prefetch;
+mod radix;
 #[cfg(feature = "replicon")]
 mod replicon;
 mod rules;

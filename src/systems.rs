@@ -296,7 +296,7 @@ fn sync_sets(index: &AoiIndex, work: &mut PairEngine, sets: &mut Query<&mut Inte
     // ahead: the sets are scattered over memory. An observer's edits are of different targets,
     // so their order does not matter. Measured: 5% moving 50k, one thread, 11.5 k edits per
     // update: 13.0 -> 11.8 ms per update.
-    work.edits.sort_unstable_by_key(|e| e.observer.index_u32());
+    work.sort_edits_by_observer();
     let mut ahead = work.edits.iter().skip(AHEAD);
     for edit in &work.edits {
         if let Some(next) = ahead.next()
