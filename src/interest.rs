@@ -37,6 +37,7 @@ use smallvec::SmallVec;
 use crate::{
     components::InterestSet,
     index::AoiIndex,
+    lists::remove_seen,
     prefetch::{AHEAD, prefetch, prefetch_end, prefetch_set},
     radix::sort_by_u32_key,
     scan::{self, Out, TaskBuffers, View, WHOLE_LIST},
@@ -399,11 +400,7 @@ fn edit_clean_lists<'p>(
         if entered {
             list.push(t);
         } else {
-            let at = list
-                .iter()
-                .position(|&x| x == t)
-                .expect("a leaving target should be in the observer's list");
-            list.swap_remove(at);
+            remove_seen(list, t);
         }
         let slot = &index.slots[o as usize];
         if slot.owned {
@@ -481,6 +478,24 @@ impl Iterator for Pairs<'_> {
 }
 
 impl ExactSizeIterator for Pairs<'_> {}
+
+/// Runs `a` and `b`, at once on `pool` (`b` on the calling thread) or one after the other
+/// without one; their results.
+pub(crate) fn join<A: Send, B>(pool: Option<&TaskPool>, a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
+    match pool {
+        Some(pool) => {
+            let (mut first, mut second) = (None, None);
+            pool.scope(|sc| {
+                let first = &mut first;
+                sc.spawn(async move { *first = Some(a()) });
+                second = Some(b());
+            });
+            let done = "both halves of a join should have run when its scope ended";
+            (first.expect(done), second.expect(done))
+        }
+        None => (a(), b()),
+    }
+}
 
 /// Runs every job, each as a task on `pool`, or in order on this thread without one. Jobs write
 /// only to what they own, so the results do not depend on which way they ran.

@@ -6,6 +6,7 @@ mod explain;
 mod grid;
 mod index;
 mod interest;
+mod lists;
 mod messages;
 mod plugin;
 mod prefetch;

@@ -19,6 +19,7 @@ use crate::{
     config::IndexKind,
     grid::{Cell, Grid, Member},
     index::{AoiIndex, Touches},
+    lists::remove_seen,
     prefetch::prefetch,
     rules::AoiVisibility,
     slot::{Change, Slot, observer_of},
@@ -200,11 +201,17 @@ fn scan_cells<'g>(
 
 /// Calls `hit(member, j)` for each bit `j` of `mask`, the members counted from `run[0]`.
 #[inline(always)]
-fn each_bit<'m>(run: &'m [Member], mut mask: u64, mut hit: impl FnMut(&'m Member, usize)) {
+fn each_bit<'m>(run: &'m [Member], mask: u64, mut hit: impl FnMut(&'m Member, usize)) {
+    each_lane(mask, |j| hit(&run[j], j));
+}
+
+/// Calls `hit(j)` for each bit `j` of `mask`, lowest first.
+#[inline(always)]
+fn each_lane(mut mask: u64, mut hit: impl FnMut(usize)) {
     while mask != 0 {
         let j = mask.trailing_zeros() as usize;
         mask &= mask - 1;
-        hit(&run[j], j);
+        hit(j);
     }
 }
 
@@ -216,39 +223,38 @@ fn each_bit<'m>(run: &'m [Member], mut mask: u64, mut hit: impl FnMut(&'m Member
 fn flip_scan(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut Vec<Entity>, scratch: &mut TaskBuffers) {
     let me = &view.slots[o as usize];
     let (now, start, layers) = (me.p, me.start_p, me.rules.sees);
-    let candidate = |m: &Member| (m.slot != o) & !m.jumped & ((layers & m.seen_by) != 0);
     scratch.entering.clear();
     scratch.leaving.clear();
-    let mut flip = |m: &Member, inside_now: bool| {
+    let mut flip = |target: u32, entity: Entity, inside_now: bool| {
         if inside_now {
-            list.push(m.slot);
-            scratch.entering.push(m.entity);
-            scratch.enters.push(o, m.slot);
+            list.push(target);
+            scratch.entering.push(entity);
+            scratch.enters.push(o, target);
         } else {
-            let at = list
-                .iter()
-                .position(|&t| t == m.slot)
-                .expect("a target seen at the start of the tick should be in the observer's list");
-            list.swap_remove(at);
-            scratch.leaving.push(m.entity);
-            scratch.leaves.push((o, m.slot));
+            remove_seen(list, target);
+            scratch.leaving.push(entity);
+            scratch.leaves.push((o, target));
         }
     };
     match me.rect {
-        // A disc: both distances tested four members at a time over the cells' positions.
+        // A disc: both distances tested four members at a time over the cells' positions; a
+        // flip's slot and layers are in the block just tested, its entity in the packed array
+        // (the member's own record would be one more cache miss per flip).
         None => scan_cells(view, me, cells, me.scan_extent(view.step_reach), |cell, range| {
             cell.pos.flips(range, now, start, me.r2, |first, flips, inside| {
-                each_bit(&cell.members[first..], flips, |m, j| {
-                    if candidate(m) {
-                        flip(m, (inside >> j) & 1 != 0);
+                each_lane(flips, |j| {
+                    let lane = cell.pos.lane(first + j);
+                    if lane.slot != o && layers & lane.flip_layers != 0 {
+                        flip(lane.slot, view.entities[lane.slot as usize], (inside >> j) & 1 != 0);
                     }
                 });
             });
         }),
         Some(half) => {
+            let candidate = |m: &Member| (m.slot != o) & !m.jumped & ((layers & m.seen_by) != 0);
             let inside = move |a, b| in_rect(a, half, b);
             let flips = |m: &Member| candidate(m) & (inside(now, m.p) != inside(start, m.start_p));
-            scan_members(view, me, cells, flips, |m| flip(m, inside(now, m.p)));
+            scan_members(view, me, cells, flips, |m| flip(m.slot, m.entity, inside(now, m.p)));
         }
     }
     // The view layer writes the sets of the observers it owns.
@@ -447,13 +453,31 @@ pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clea
             // judged exactly.
             let (member, touches) = (now.rules.member, view.touches);
             let candidate = |m: &Member| m.is_clean_observer() & ((m.sees & member) != 0);
-            // Only the flips need a member's record, unless the view layer wants every observer
-            // that sees the target or a rectangle must be judged exactly.
+            // Only the flips need judging, unless the view layer wants every observer that sees
+            // the target or a rectangle must be judged exactly (then each candidate's record is
+            // read).
             let every_seer = touches.is_some() || cell.clean.rects > 0;
             for range in slabs {
                 cell.pos.seeing(range, now.p, before.p, |start, flips, sees| {
-                    let visit = if every_seer { sees } else { flips };
-                    each_bit(&cell.members[start..], visit, |m, j| {
+                    if !every_seer {
+                        // Every clean observer here has a disc: its block lane holds all that
+                        // the rule reads of it.
+                        each_lane(flips, |j| {
+                            let lane = cell.pos.lane(start + j);
+                            if lane.clean_sees & member != 0 {
+                                let at = ObserverState {
+                                    p: lane.p,
+                                    r2: lane.r2,
+                                    rect: None,
+                                    sees: lane.clean_sees,
+                                    instance,
+                                };
+                                judge(lane.slot, at, at);
+                            }
+                        });
+                        return;
+                    }
+                    each_bit(&cell.members[start..], sees, |m, j| {
                         if !candidate(m) {
                             return;
                         }

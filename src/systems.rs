@@ -1,12 +1,12 @@
 //! The systems the plugin schedules, one per [`AoiSystems`](crate::AoiSystems) step.
 
 use bevy_ecs::{prelude::*, query::QueryItem};
-use bevy_tasks::ComputeTaskPool;
+use bevy_tasks::{ComputeTaskPool, TaskPool};
 
 use crate::{
     components::{InterestSet, PendingRemovals, Position, ViewRange, ViewRect},
     index::AoiIndex,
-    interest::{PairEngine, Parallelism},
+    interest::{PairEngine, Parallelism, join},
     messages::{EnterReason, EnterView, LeaveReason, LeaveView, TierChanged},
     prefetch::{AHEAD, prefetch},
     rules::{AoiInstance, AoiLayers, AoiVisibility, PendingWatchers, Watchers},
@@ -131,13 +131,8 @@ pub(crate) fn compute_interest(
         stats.stepped = 0;
         return;
     }
-    let pool = if settings.parallel && cfg!(feature = "multi_threaded") {
-        ComputeTaskPool::try_get().map(|p| &**p)
-    } else {
-        None
-    };
     let parallelism = Parallelism {
-        pool,
+        pool: task_pool(&settings),
         min_parallel: settings.min_parallel_changes,
     };
     work.run(index, parallelism, &mut sets);
@@ -226,35 +221,49 @@ pub(crate) fn trigger_messages(
 }
 
 /// Writes this update's messages straight from the engine's and the view layer's buffers (the
-/// engine's batch, then the layer's), then lets the index renumber its slots if they have
-/// scattered.
+/// engine's batch, then the layer's; enters and leaves at once when they are many and a second
+/// thread is free), then lets the index renumber its slots if they have scattered.
 pub(crate) fn write_messages(
     mut index: ResMut<AoiIndex>,
     work: Res<AoiPairEngine>,
     layer: Res<ViewLayer>,
-    mut enter_writer: MessageWriter<EnterView>,
-    mut leave_writer: MessageWriter<LeaveView>,
-    mut tier_writer: MessageWriter<TierChanged>,
+    (mut enter_writer, mut leave_writer, mut tier_writer): Writers,
+    settings: Res<AoiSettings>,
     mut stats: ResMut<AoiStats>,
 ) {
-    let (enters, leaves) = if index.owned == 0 {
+    let (index_ref, work) = (&*index, &work.0);
+    let pairs = work.enters(&index_ref.lists).len().min(work.leaves().len());
+    let pool = task_pool(&settings).filter(|_| pairs >= SPLIT_MESSAGES_FROM);
+    let (enters, leaves) = if index_ref.owned == 0 {
         // Every engine pair is a message: one batch at their exact count (a chained iterator
         // would push them one by one), then the layer's (it may still have leaves of observers
         // that were despawned).
-        let (enters, leaves) = if index.nothing_turned() {
-            write_engine_batches::<false>(&index, &work.0, &mut enter_writer, &mut leave_writer)
-        } else {
-            write_engine_batches::<true>(&index, &work.0, &mut enter_writer, &mut leave_writer)
-        };
-        (
-            enters + enter_writer.write_batch(layer.enters.iter().copied()).len(),
-            leaves + leave_writer.write_batch(layer.leaves.iter().copied()).len(),
+        let quiet = index_ref.nothing_turned();
+        join(
+            pool,
+            || {
+                let engine = if quiet {
+                    write_engine_enters::<false>(index_ref, work, &mut enter_writer)
+                } else {
+                    write_engine_enters::<true>(index_ref, work, &mut enter_writer)
+                };
+                engine + enter_writer.write_batch(layer.enters.iter().copied()).len()
+            },
+            || {
+                let engine = if quiet {
+                    write_engine_leaves::<false>(index_ref, work, &mut leave_writer)
+                } else {
+                    write_engine_leaves::<true>(index_ref, work, &mut leave_writer)
+                };
+                engine + leave_writer.write_batch(layer.leaves.iter().copied()).len()
+            },
         )
     } else {
-        let (enters, leaves) = messages(&index, &work.0, &layer);
-        (
-            enter_writer.write_batch(enters).len(),
-            leave_writer.write_batch(leaves).len(),
+        let (enters, leaves) = messages(index_ref, work, &layer);
+        join(
+            pool,
+            || enter_writer.write_batch(enters).len(),
+            || leave_writer.write_batch(leaves).len(),
         )
     };
     stats.enters = enters;
@@ -265,22 +274,50 @@ pub(crate) fn write_messages(
     stats.renumbers = index.renumbers();
 }
 
-/// Writes every engine pair's message in two exact-size batches, judged like
-/// [`enter_message`]; how many of each.
-fn write_engine_batches<const JUDGED: bool>(
+/// The plugin's message writers.
+type Writers<'w> = (
+    MessageWriter<'w, EnterView>,
+    MessageWriter<'w, LeaveView>,
+    MessageWriter<'w, TierChanged>,
+);
+
+/// Writes every engine enter's message in one exact-size batch, judged like [`enter_message`];
+/// how many.
+fn write_engine_enters<const JUDGED: bool>(
     index: &AoiIndex,
     work: &PairEngine,
-    enter_writer: &mut MessageWriter<EnterView>,
-    leave_writer: &mut MessageWriter<LeaveView>,
-) -> (usize, usize) {
+    writer: &mut MessageWriter<EnterView>,
+) -> usize {
     debug_assert!(JUDGED || index.nothing_turned(), "unjudged reasons need a quiet update");
     let mut appeared = (u32::MAX, false);
     let enters = (work.enters(&index.lists)).map(|(o, t)| enter_message::<JUDGED>(index, &mut appeared, o, t));
+    writer.write_batch(enters).len()
+}
+
+/// Writes every engine leave's message like [`write_engine_enters`].
+fn write_engine_leaves<const JUDGED: bool>(
+    index: &AoiIndex,
+    work: &PairEngine,
+    writer: &mut MessageWriter<LeaveView>,
+) -> usize {
+    debug_assert!(JUDGED || index.nothing_turned(), "unjudged reasons need a quiet update");
     let leaves = work.leaves().map(|(o, t)| leave_message::<JUDGED>(index, o, t));
-    (
-        enter_writer.write_batch(enters).len(),
-        leave_writer.write_batch(leaves).len(),
-    )
+    writer.write_batch(leaves).len()
+}
+
+/// Enters and leaves are written at once (to their own message buffers, each in its order) when
+/// both have at least this many: below, waking a second thread costs more than it saves.
+const SPLIT_MESSAGES_FROM: usize = 4096;
+
+/// Bevy's compute pool when the settings allow spreading work over it and it has a second
+/// thread.
+fn task_pool(settings: &AoiSettings) -> Option<&'static TaskPool> {
+    let pool = if settings.parallel && cfg!(feature = "multi_threaded") {
+        ComputeTaskPool::try_get().map(|p| &**p)
+    } else {
+        None
+    };
+    pool.filter(|p| p.thread_num() > 1)
 }
 
 /// Mirrors the index's lists into the `InterestSet` components of the observers that stopped

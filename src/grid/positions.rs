@@ -16,7 +16,7 @@ const LANES: usize = 4;
 const MASK_BITS: usize = 64;
 
 /// Four members' positions, start-of-tick positions and squared view radii, one array per
-/// value.
+/// value, then what a flip scan needs of a member that flipped (last: only read on a flip).
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C, align(16))]
 struct Block {
@@ -26,6 +26,28 @@ struct Block {
     start: [[f32; LANES]; 3],
     /// Squared view radius (negative: not an observer).
     r2: [f32; LANES],
+    /// The member's slot.
+    slot: [u32; LANES],
+    /// The layers an observer's flip scan may find it in: [`Member::seen_by`], or none while it
+    /// has jumped (its own target scan decides its pairs).
+    flip_layers: [u32; LANES],
+    /// The layers it sees while it is a [clean observer](Member::is_clean_observer) (the ones a
+    /// moving target's scan tests), else none.
+    clean_sees: [u32; LANES],
+}
+
+/// One member's values as a block holds them: what a scan needs of a member whose distance test
+/// flipped, read from the block the test has just loaded instead of the member's own record
+/// (one more cache miss per flip).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Lane {
+    pub slot: u32,
+    pub p: [f32; 3],
+    pub r2: f32,
+    /// [`Block::flip_layers`].
+    pub flip_layers: u32,
+    /// [`Block::clean_sees`].
+    pub clean_sees: u32,
 }
 
 /// The positions, start-of-tick positions and squared view radii of a cell's members, index for
@@ -67,6 +89,9 @@ impl Positions {
                 to.start[axis][j] = from.start[axis][l];
             }
             to.r2[j] = from.r2[l];
+            to.slot[j] = from.slot[l];
+            to.flip_layers[j] = from.flip_layers[l];
+            to.clean_sees[j] = from.clean_sees[l];
         }
         self.len = last;
         self.blocks.truncate(self.len.div_ceil(LANES));
@@ -81,6 +106,29 @@ impl Positions {
             block.start[axis][j] = m.start_p[axis];
         }
         block.r2[j] = m.r2;
+        block.slot[j] = m.slot;
+        block.flip_layers[j] = flip_layers(m);
+        block.clean_sees[j] = clean_sees(m);
+    }
+
+    /// Renames every member's slot with `remap` (after the index renumbered its slots).
+    pub fn remap_slots(&mut self, remap: impl Fn(&mut u32)) {
+        for i in 0..self.len {
+            remap(&mut self.blocks[i / LANES].slot[i % LANES]);
+        }
+    }
+
+    /// Member `i`'s values.
+    #[inline(always)]
+    pub fn lane(&self, i: usize) -> Lane {
+        let (block, j) = (&self.blocks[i / LANES], i % LANES);
+        Lane {
+            slot: block.slot[j],
+            p: block.now.map(|axis| axis[j]),
+            r2: block.r2[j],
+            flip_layers: block.flip_layers[j],
+            clean_sees: block.clean_sees[j],
+        }
     }
 
     /// Hints the CPU to bring member `i`'s block into cache (nothing if there is none).
@@ -123,6 +171,9 @@ impl Positions {
         i < self.len
             && held.map(f32::to_bits).eq(want.map(f32::to_bits))
             && block.r2[j].to_bits() == m.r2.to_bits()
+            && block.slot[j] == m.slot
+            && block.flip_layers[j] == flip_layers(m)
+            && block.clean_sees[j] == clean_sees(m)
             && self.blocks.len() == self.len.div_ceil(LANES)
     }
 
@@ -196,6 +247,19 @@ impl Positions {
             start = stop;
         }
     }
+}
+
+/// The layers an observer's flip scan may find `m` in: its [`Member::seen_by`], or none while it
+/// has jumped.
+#[inline]
+fn flip_layers(m: &Member) -> u32 {
+    if m.jumped { 0 } else { m.seen_by }
+}
+
+/// The layers `m` sees while it is a clean observer, else none.
+#[inline]
+fn clean_sees(m: &Member) -> u32 {
+    if m.is_clean_observer() { m.sees } else { 0 }
 }
 
 /// Bit `j` set when member `j` of `blocks` (`axes(block)` its position per axis) is within its

@@ -49,6 +49,7 @@ impl AoiIndex {
         let remap = |s: &mut u32| *s = new_of_old[*s as usize];
         for cell in &mut self.grid.cells {
             cell.members.iter_mut().for_each(|m| remap(&mut m.slot));
+            cell.pos.remap_slots(remap);
         }
         for list in &mut self.lists {
             list.iter_mut().for_each(remap);
