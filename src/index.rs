@@ -1,5 +1,9 @@
 //! The AOI index: one slot per tracked entity, the grid, every observer's current interest list,
 //! and this tick's shortlist of changed slots.
+//!
+//! Here: the index's state and how a change is picked up ([`AoiIndex::observe`]). The shortlist's
+//! passes before and after the pair engine are in [`shortlist`], the space-order renumbering in
+//! [`renumber`], the messages' reasons in [`reasons`], the view layer's marks in [`touches`].
 
 use std::collections::BTreeMap;
 
@@ -7,27 +11,20 @@ use bevy_ecs::{entity::EntityHashMap, prelude::*};
 
 mod reasons;
 mod renumber;
+mod shortlist;
 mod touches;
 
 pub(crate) use touches::Touches;
 
 use crate::{
     components::Position,
-    config::{AoiBounds, CellSize, IndexKind, MAX_CELL_SIZE, MIN_CELL_SIZE, Plane},
-    grid::{CellKey, Grid, Member, NO_CELL, dist2},
-    prefetch::{AHEAD, prefetch},
-    radix::sort_by_u32_key,
-    slot::{Change, STEP_SLACK, Sight, Slot, bad_input, observer_of},
-    visibility::{Rules, always_in, observer_region, observer_slab, rect_r2, scan_layers, sees},
-    wide::{WideObservers, threshold},
+    config::{AoiBounds, CellSize, IndexKind, Plane},
+    grid::Grid,
+    prefetch::prefetch,
+    slot::{Change, Sight, Slot, bad_input, observer_of},
+    visibility::{Rules, observer_region, observer_slab, rect_r2, sees},
+    wide::WideObservers,
 };
-
-/// How much larger than the largest view radius the automatic cell side is.
-const AUTO_SIDE_OVER_RADIUS: f32 = 1.0625;
-
-/// The step limit as a fraction of the cell side: an entity that moved farther in one tick is
-/// *jumped* rather than *stepping* ([`Slot::stepping`], [`Slot::jumped`]).
-const STEP_LIMIT_OVER_SIDE: f32 = 0.125;
 
 /// The index resource. Internal: users see its results through `InterestSet` and the messages.
 #[derive(Resource)]
@@ -316,259 +313,6 @@ impl AoiIndex {
                 self.wide.slots.push(s);
             }
         }
-    }
-
-    /// Sorts this tick's changed slots into stepping and jumped ones (stepping observers take the
-    /// flip scan if they saw at least `flip_scan_min_seen` targets), then moves them in the grid
-    /// (rebuilding it if the automatic cell side must change) and, for the sorted-axes index,
-    /// restores the order of the lists ([`Grid::restore_order`]). Until [`Self::end_tick`] their
-    /// members carry what the scans need: recomputing observers `r2 = -1` (target scans skip
-    /// them), stepping ones their start position.
-    pub fn apply_changes(&mut self, flip_scan_min_seen: usize) {
-        if self.changes.is_empty() {
-            return;
-        }
-        // In slot order, which is space order after a renumbering: the passes over the changes
-        // then walk the slots, cells and lists nearly in memory order instead of the order the
-        // ECS found the entities in.
-        sort_by_u32_key(&mut self.changes, &mut self.spare_changes, |c| c.slot);
-        self.update_always();
-        self.update_wide();
-        self.classify_steps(flip_scan_min_seen);
-        if let Some(side) = self.wanted_side() {
-            self.rebuild(side);
-        } else {
-            self.move_changed();
-        }
-        let slots = &mut self.slots;
-        // Members that changed places in a sorted cell count like cell changes in the grid.
-        self.relinks += self.grid.restore_order(|s, idx| slots[s as usize].member_index = idx);
-    }
-
-    /// Moves this tick's changed slots in the grid (or edits their members in place).
-    fn move_changed(&mut self) {
-        for i in 0..self.changes.len() {
-            self.prefetch_grid_of_change(i);
-            let s = self.changes[i].slot;
-            let slot = &self.slots[s as usize];
-            let (in_grid, p, cell, idx) = (slot.in_grid, slot.p, slot.cell, slot.member_index);
-            let key = self.grid.key(p, slot.rules.instance);
-            if cell != NO_CELL {
-                if in_grid && self.grid.cells[cell as usize].key == key {
-                    let member = self.member(s);
-                    self.grid.edit_member(cell, idx, |m| *m = member);
-                    continue;
-                }
-                self.unlink(s);
-            }
-            if in_grid {
-                self.link(s, key);
-            }
-        }
-    }
-
-    fn unlink(&mut self, s: u32) {
-        let slot = &mut self.slots[s as usize];
-        let (cell, idx) = (slot.cell, slot.member_index);
-        slot.cell = NO_CELL;
-        if let Some(moved) = self.grid.remove(cell, idx) {
-            self.slots[moved as usize].member_index = idx;
-        }
-    }
-
-    /// While change `i` is handled, asks for the grid records of those ahead: the cell record of
-    /// change `i + 2 * AHEAD`, then (that record being cached by now) the member and position
-    /// block of change `i + AHEAD`. Cells are scattered over the heap, one dependent load after
-    /// another.
-    #[inline]
-    fn prefetch_grid_of_change(&self, i: usize) {
-        let slot_of_change = |i: usize| self.changes.get(i).map(|ch| &self.slots[ch.slot as usize]);
-        if let Some(slot) = slot_of_change(i + 2 * AHEAD) {
-            self.grid.prefetch_cell(slot.cell);
-        }
-        if let Some(slot) = slot_of_change(i + AHEAD) {
-            self.grid.prefetch_member(slot.cell, slot.member_index);
-        }
-    }
-
-    /// The grid member of a slot.
-    fn member(&self, s: u32) -> Member {
-        let slot = &self.slots[s as usize];
-        Member {
-            slot: s,
-            r2: slot.scan_r2(),
-            p: slot.p,
-            start_p: slot.start_p,
-            stepping: slot.stepping,
-            jumped: slot.jumped,
-            seen_by: scan_layers(&slot.rules),
-            sees: slot.rules.sees,
-            rect: slot.rect.is_some(),
-            entity: slot.entity,
-        }
-    }
-
-    /// Keeps the per-instance lists of `Always`-visible slots in step with the shortlist.
-    fn update_always(&mut self) {
-        for ch in &self.changes {
-            let slot = &self.slots[ch.slot as usize];
-            let (was, is) = (always_in(&ch.old_target()), always_in(&slot.target()));
-            if was == is {
-                continue;
-            }
-            if let Some(i) = was {
-                let list = self
-                    .always
-                    .get_mut(&i)
-                    .expect("an Always slot's instance should have a list");
-                let at = list
-                    .iter()
-                    .position(|&x| x == ch.slot)
-                    .expect("an Always slot should be listed");
-                list.remove(at);
-                if list.is_empty() {
-                    self.always.remove(&i);
-                }
-            }
-            if let Some(i) = is {
-                self.always.entry(i).or_default().push(ch.slot);
-            }
-        }
-    }
-
-    /// Sorts this tick's changed slots into stepping observers, stepping targets and jumped
-    /// targets ([`Slot::stepping`], [`Slot::jumped`]), and records the largest step.
-    fn classify_steps(&mut self, flip_scan_min_seen: usize) {
-        let limit = self.grid.side() * STEP_LIMIT_OVER_SIDE;
-        let mut largest = 0.0f32;
-        self.stepped = 0;
-        for ch in &self.changes {
-            let slot = &mut self.slots[ch.slot as usize];
-            let step = dist2(ch.old_p, slot.p).sqrt();
-            let steps = ch.old_in && slot.in_grid && ch.old_rules == slot.rules && step <= limit;
-            slot.jumped = !steps;
-            slot.stepping = steps
-                && !slot.wide
-                && ch.old_r2 >= 0.0
-                && ch.old_r2.to_bits() == slot.r2.to_bits()
-                && ch.old_rect == slot.rect
-                && self.lists[ch.slot as usize].len() >= flip_scan_min_seen;
-            if steps {
-                largest = largest.max(step);
-                self.stepped += 1;
-            }
-        }
-        self.step_reach = largest * STEP_SLACK;
-    }
-
-    /// Re-derives the wide threshold from the radii when it moved far enough
-    /// ([`WideObservers::settled`]); then reclassifies every observer (`O(slots)`) and lists the
-    /// wide ones in slot order.
-    fn update_wide(&mut self) {
-        let above = threshold(&self.radii);
-        if self.wide.settled(above) {
-            return;
-        }
-        self.wide.above = above;
-        self.wide.slots.clear();
-        for s in 0..self.slots.len() {
-            let slot = &mut self.slots[s];
-            let wide = slot.is_observer() && self.wide.is_wide(slot.radius);
-            if wide {
-                self.wide.slots.push(s as u32);
-            }
-            if wide != slot.wide {
-                slot.wide = wide;
-                let (cell, idx, r2) = (slot.cell, slot.member_index, slot.scan_r2());
-                if cell != NO_CELL {
-                    self.grid.edit_member(cell, idx, |m| m.r2 = r2);
-                }
-            }
-        }
-    }
-
-    fn link(&mut self, s: u32, key: CellKey) {
-        let member = self.member(s);
-        let (cell, idx) = self.grid.insert(key, member);
-        let slot = &mut self.slots[s as usize];
-        slot.cell = cell;
-        slot.member_index = idx;
-        self.relinks += 1;
-    }
-
-    /// The side the automatic cell size wants now, if it differs from the current one.
-    fn wanted_side(&mut self) -> Option<f32> {
-        if self.cell_size != CellSize::Auto {
-            return None;
-        }
-        let max = self.ordinary_reach();
-        if max <= 0.0 {
-            return None;
-        }
-        let side = self.grid.side();
-        if self.side_chosen && max >= side * 0.5 && max <= side * 2.0 {
-            return None;
-        }
-        self.side_chosen = true;
-        // A little over the largest ordinary radius, so a view from anywhere in a cell, with the window's
-        // rounding margin, stays within the adjacent cells.
-        Some((max * AUTO_SIDE_OVER_RADIUS).clamp(MIN_CELL_SIZE, MAX_CELL_SIZE))
-    }
-
-    /// Re-buckets every indexed slot into a grid with a new side.
-    fn rebuild(&mut self, side: f32) {
-        log::debug!("bevy_aoi: cell side {} -> {side}", self.grid.side());
-        self.grid = Grid::new(side, self.plane.dims(), self.bounds, self.grid.kind());
-        for s in 0..self.slots.len() as u32 {
-            self.slots[s as usize].cell = NO_CELL;
-            let slot = &self.slots[s as usize];
-            if slot.in_grid {
-                let key = self.grid.key(slot.p, slot.rules.instance);
-                self.link(s, key);
-            }
-        }
-    }
-
-    /// Clears the shortlist: the slots that turned are recorded for the messages' reasons,
-    /// changed observers become clean again, and slots of entities that lost their `Position`
-    /// are freed (their numbers are reused from the next tick on).
-    pub fn end_tick(&mut self) {
-        self.record_turns();
-        for i in 0..self.changes.len() {
-            self.prefetch_grid_of_change(i);
-            let s = self.changes[i].slot as usize;
-            let slot = &mut self.slots[s];
-            slot.on_shortlist = false;
-            slot.stepping = false;
-            slot.jumped = false;
-            slot.start_p = slot.p;
-            if slot.cell != NO_CELL {
-                let (c, idx, r2, p) = (slot.cell, slot.member_index, slot.scan_r2(), slot.p);
-                self.grid.edit_member(c, idx, |m| {
-                    m.r2 = r2;
-                    m.start_p = p;
-                    m.stepping = false;
-                    m.jumped = false;
-                });
-            }
-            if !slot.has_position {
-                debug_assert!(
-                    slot.cell == NO_CELL,
-                    "a slot without Position should have left the grid"
-                );
-                let entity = slot.entity;
-                if slot.owned {
-                    slot.owned = false;
-                    self.owned -= 1;
-                }
-                self.by_entity.remove(&entity);
-                // Free the buffer: a reused slot should not inherit another entity's capacity.
-                self.lists[s] = Vec::new();
-                self.free_slots.push(s as u32);
-            }
-        }
-        self.changes.clear();
-        self.step_reach = 0.0;
     }
 
     /// Renumbers the slots in space order when entities have scattered (see below). Runs after

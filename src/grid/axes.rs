@@ -8,7 +8,11 @@
 
 use core::ops::Range;
 
-use super::{Disorder, Grid, Member, TOMBSTONE, margin};
+use super::{
+    Grid, Member,
+    cell::{Disorder, TOMBSTONE},
+    window::margin,
+};
 use crate::config::IndexKind;
 
 /// Above this many members appended to a cell in one tick, its order is restored by one stable
@@ -161,7 +165,7 @@ fn insertion_sort(members: &mut [Member], mut placed: impl FnMut(u32, u32)) -> u
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grid::{CleanObservers, NO_CELL};
+    use crate::grid::{NO_CELL, cell::CleanObservers};
 
     /// A member at `x` on the first axis; even slots are observers.
     fn member(slot: u32, x: f32) -> Member {

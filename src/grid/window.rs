@@ -1,0 +1,275 @@
+//! Cell keys and windows: which cells a point, a view or a cell's worth of views can reach.
+//! Every window covers every point the `f32` distance test accepts (a rounding margin is added),
+//! and the mapping from coordinates to keys is monotone, which is all the window logic relies on.
+
+use crate::config::IndexKind;
+
+use super::{CellKey, Grid};
+
+/// Cell ranges on each axis, inclusive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Window {
+    pub lo: CellKey,
+    pub hi: CellKey,
+}
+
+impl Window {
+    #[inline]
+    pub fn contains(&self, k: CellKey) -> bool {
+        (0..4).all(|i| k[i] >= self.lo[i] && k[i] <= self.hi[i])
+    }
+
+    /// Every cell of one instance.
+    pub fn whole(instance: u32) -> Window {
+        let i = instance as i32;
+        Window {
+            lo: [i32::MIN, i32::MIN, i32::MIN, i],
+            hi: [i32::MAX, i32::MAX, i32::MAX, i],
+        }
+    }
+
+    /// Number of cells covered, saturating.
+    pub(super) fn volume(&self) -> u64 {
+        (0..3).fold(1u64, |acc, i| {
+            let w = (i64::from(self.hi[i]) - i64::from(self.lo[i]) + 1).max(0) as u64;
+            acc.saturating_mul(w)
+        })
+    }
+
+    /// The smallest window that covers both.
+    pub fn union(&self, other: &Window) -> Window {
+        Window {
+            lo: core::array::from_fn(|i| self.lo[i].min(other.lo[i])),
+            hi: core::array::from_fn(|i| self.hi[i].max(other.hi[i])),
+        }
+    }
+
+    /// Whether the two windows share a cell.
+    pub fn overlaps(&self, other: &Window) -> bool {
+        (0..4).all(|i| self.lo[i] <= other.hi[i] && other.lo[i] <= self.hi[i])
+    }
+}
+
+impl Grid {
+    #[inline]
+    pub(super) fn raw_key(&self, p: [f32; 3], instance: u32) -> CellKey {
+        // `as` saturates, and the map from coordinate to key is monotone, which is all the window
+        // logic relies on.
+        core::array::from_fn(|i| {
+            if i < self.dims {
+                floor_to_i32(p[i] * self.inv)
+            } else if i == 3 {
+                instance as i32
+            } else {
+                0
+            }
+        })
+    }
+
+    /// The cell of a projected point in an instance, clamped into the bounds if there are any.
+    #[inline]
+    pub fn key(&self, p: [f32; 3], instance: u32) -> CellKey {
+        if self.kind == IndexKind::SortedAxes {
+            return [0, 0, 0, instance as i32];
+        }
+        let k = self.raw_key(p, instance);
+        match &self.clamp {
+            None => k,
+            Some(c) => core::array::from_fn(|i| if i < 3 { k[i].clamp(c.lo[i], c.hi[i]) } else { k[i] }),
+        }
+    }
+
+    /// Every cell that can hold a point within `r` of `p`. The margin covers the rounding of the
+    /// `f32` distance test, so a target the test accepts is always inside the window. When `r²`
+    /// overflows to `+∞` the test accepts every finite point (even one whose squared distance
+    /// overflows too), so the window is the whole instance.
+    #[inline]
+    pub fn window(&self, p: [f32; 3], r: f32, instance: u32) -> Window {
+        if r * r == f32::INFINITY {
+            return Window::whole(instance);
+        }
+        self.window_axes(p, [r; 3], instance)
+    }
+
+    /// Every cell that can hold a point within `reach[i]` of `p` along each axis `i` (the window
+    /// of a rectangular view, whose test is per axis), with the same rounding margin as
+    /// [`Self::window`].
+    #[inline]
+    pub fn window_axes(&self, p: [f32; 3], reach: [f32; 3], instance: u32) -> Window {
+        let mut lo = [0.0; 3];
+        let mut hi = [0.0; 3];
+        for i in 0..self.dims {
+            let (r, m) = (reach[i], margin(p[i], reach[i]));
+            lo[i] = p[i] - r - m;
+            hi[i] = p[i] + r + m;
+        }
+        Window {
+            lo: self.key(lo, instance),
+            hi: self.key(hi, instance),
+        }
+    }
+
+    /// The window of every point inside cell `key`, widened by `r` (used to scan once for all
+    /// observers of one cell): the union of [`Self::window`] around the cell's low and high
+    /// corners, computed from those two corners' keys only (the window logic is monotone).
+    pub fn cell_window(&self, key: CellKey, r: f32) -> Window {
+        let instance = key[3] as u32;
+        if r * r == f32::INFINITY {
+            return Window::whole(instance);
+        }
+        let mut lo = [0.0; 3];
+        let mut hi = [0.0; 3];
+        for i in 0..self.dims {
+            let (a, b) = (key[i] as f32 * self.side, (key[i] as f32 + 1.0) * self.side);
+            lo[i] = a - r - margin(a, r);
+            hi[i] = b + r + margin(b, r);
+        }
+        Window {
+            lo: self.key(lo, instance),
+            hi: self.key(hi, instance),
+        }
+    }
+}
+
+/// How far beyond `r` around coordinate `c` a window must reach so that every point the distance
+/// test accepts is inside: the test can accept a point up to ~3 ulps of `r` beyond `r` on one
+/// axis, and the two subtractions that build a window round by up to an ulp of `|c| + r` each;
+/// 1e-6 of `|c| + r` is more than three times that.
+#[inline(always)]
+pub(super) fn margin(c: f32, r: f32) -> f32 {
+    (c.abs() + r) * 1.0e-6 + f32::MIN_POSITIVE
+}
+
+/// `x.floor() as i32` (saturating, NaN to 0), without the call to `floorf` that `f32::floor`
+/// compiles to on CPUs without SSE4.1: truncate, then step down if that rounded up.
+#[inline(always)]
+fn floor_to_i32(x: f32) -> i32 {
+    let t = x as i32;
+    if (t as f32) > x { t.saturating_sub(1) } else { t }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{config::AoiBounds, grid::dist2};
+
+    #[test]
+    fn a_cell_window_is_the_union_of_the_windows_around_its_corners() {
+        for (side, dims) in [(10.0, 2), (0.37, 3), (1.0e4, 2)] {
+            let grid = Grid::new(side, dims, None, IndexKind::Grid);
+            for (key, r) in [
+                ([0, 0, 0, 0], 5.0),
+                ([-3, 7, 0, 2], 0.0),
+                ([123_456, -98_765, 0, 0], 33.3),
+                ([5, -5, if dims == 3 { 9 } else { 0 }, 1], 1.0e6),
+                ([1, 1, 0, 0], 1.0e30),
+            ] {
+                let instance = key[3] as u32;
+                let corner = |d: f32| core::array::from_fn(|i| if i < dims { (key[i] as f32 + d) * side } else { 0.0 });
+                let union = grid
+                    .window(corner(0.0), r, instance)
+                    .union(&grid.window(corner(1.0), r, instance));
+                assert_eq!(
+                    grid.cell_window(key, r),
+                    union,
+                    "the window of cell {key:?} widened by {r} should be the union of its corners' windows"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn window_covers_every_point_the_distance_test_accepts() {
+        let grid = Grid::new(10.0, 2, None, IndexKind::Grid);
+        let p = [0.1, -19.95, 0.0];
+        let r = 10.0;
+        let w = grid.window(p, r, 0);
+        for i in -400..=400 {
+            for j in -400..=400 {
+                let t = [p[0] + i as f32 * 0.05, p[1] + j as f32 * 0.05, 0.0];
+                if dist2(p, t) <= r * r {
+                    assert!(
+                        w.contains(grid.key(t, 0)),
+                        "{t:?} is in range so its cell should be in {w:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn window_covers_accepted_points_far_from_the_origin() {
+        // At 1e6 the f32 spacing is 0.0625: walk points around the view boundary ulp by ulp.
+        let grid = Grid::new(106.25, 2, None, IndexKind::Grid);
+        for &(px, py) in &[(1.0e6_f32, -3.0e5_f32), (-7.5e5, 999_999.9), (0.3, 2.0e6)] {
+            let p = [px, py, 0.0];
+            let r = 100.0;
+            let w = grid.window(p, r, 0);
+            for dir in [-1.0f32, 1.0] {
+                let mut x = px + dir * (r - 1.0);
+                for _ in 0..200 {
+                    let t = [x, py, 0.0];
+                    if dist2(p, t) <= r * r {
+                        assert!(
+                            w.contains(grid.key(t, 0)),
+                            "{t:?} is in range of {p:?} so its cell should be in {w:?}"
+                        );
+                    }
+                    x = if dir > 0.0 { x.next_up() } else { x.next_down() };
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn floor_to_i32_matches_floor_then_cast() {
+        let mut values = vec![
+            0.0f32,
+            -0.0,
+            0.5,
+            -0.5,
+            -1.0,
+            1.0,
+            -1.5,
+            2.0e9,
+            -2.0e9,
+            3.0e9,
+            -3.0e9,
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            2_147_483_520.0,
+            -2_147_483_648.0,
+            -2_147_483_904.0,
+        ];
+        let mut x = 1.0e-3f32;
+        while x < 1.0e10 {
+            values.extend([x, -x, x.next_up(), -x.next_up(), x.next_down(), -x.next_down()]);
+            x *= 1.37;
+        }
+        for v in values {
+            assert_eq!(
+                floor_to_i32(v),
+                v.floor() as i32,
+                "floor_to_i32({v:e}) should equal floor-then-cast"
+            );
+        }
+    }
+
+    #[test]
+    fn bounds_clamp_keys_into_border_cells() {
+        let grid = Grid::new(
+            10.0,
+            2,
+            Some(AoiBounds::new_2d((0.0, 0.0), (100.0, 100.0))),
+            IndexKind::Grid,
+        );
+        assert_eq!(
+            grid.key([-50.0, 150.0, 0.0], 7),
+            [0, 10, 0, 7],
+            "outside points should go to border cells"
+        );
+    }
+}
