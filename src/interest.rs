@@ -391,11 +391,18 @@ fn edit_clean_lists<'p>(
     pairs: impl Iterator<Item = &'p (u32, u32)> + Clone,
     entered: bool,
 ) {
-    // The lists are scattered over the heap: each is asked for a few pairs ahead (an enter
-    // writes at its end, a leave searches all of it).
-    let mut ahead = pairs.clone().skip(AHEAD);
+    // The observers are in no order and their lists scattered over the heap: each observer's
+    // slot and list record are asked for `2 * AHEAD` pairs ahead, then (the record being cached
+    // by now) its list `AHEAD` pairs ahead (an enter writes at its end, a leave searches all
+    // of it).
+    let mut far = pairs.clone().skip(2 * AHEAD);
+    let mut near = pairs.clone().skip(AHEAD);
     for &(o, t) in pairs {
-        if let Some(&(next, _)) = ahead.next() {
+        if let Some(&(next, _)) = far.next() {
+            prefetch(core::slice::from_ref(&index.lists[next as usize]));
+            prefetch(core::slice::from_ref(&index.slots[next as usize]));
+        }
+        if let Some(&(next, _)) = near.next() {
             let list = &index.lists[next as usize];
             if entered { prefetch_end(list) } else { prefetch(list) }
         }

@@ -8,7 +8,7 @@ use crate::{
     index::AoiIndex,
     interest::{PairEngine, Parallelism, join},
     messages::{EnterReason, EnterView, LeaveReason, LeaveView, TierChanged},
-    prefetch::{AHEAD, prefetch},
+    prefetch::{AHEAD, prefetch, prefetch_set},
     rules::{AoiInstance, AoiLayers, AoiVisibility, PendingWatchers, Watchers},
     settings::{AoiSettings, AoiStats},
     slot::Sight,
@@ -329,14 +329,20 @@ fn sync_sets(index: &AoiIndex, work: &mut PairEngine, sets: &mut Query<&mut Inte
         }
     }
     // In the order of the observers' entities, which (unless entities were despawned and their
-    // indices reused) is the order of their table rows, and each set is asked for a few edits
-    // ahead: the sets are scattered over memory. An observer's edits are of different targets,
-    // so their order does not matter. Measured: 5% moving 50k, one thread, 11.5 k edits per
-    // update: 13.0 -> 11.8 ms per update.
+    // indices reused) is the order of their table rows, and each set is asked for ahead in two
+    // steps, its component record `2 * AHEAD` edits ahead, then (the record being cached by
+    // now) its buffer `AHEAD` edits ahead: the sets are scattered over memory. An observer's
+    // edits are of different targets, so their order does not matter. Measured: 5% moving 50k,
+    // one thread, 11.5 k edits per update: 13.0 -> 11.8 ms per update (entity order and the
+    // buffer asked for), then about 8.5 -> 7.9 (the record first).
     work.sort_edits_by_observer();
-    let mut ahead = work.edits.iter().skip(AHEAD);
+    let mut far = work.edits.iter().skip(2 * AHEAD);
+    let mut near = work.edits.iter().skip(AHEAD);
     for edit in &work.edits {
-        if let Some(next) = ahead.next()
+        if let Some(next) = far.next() {
+            prefetch_set(sets, next.observer);
+        }
+        if let Some(next) = near.next()
             && let Ok(set) = sets.get(next.observer)
         {
             prefetch(set.as_slice());
