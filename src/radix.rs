@@ -10,8 +10,13 @@ const RADIX_FROM: usize = 512;
 
 /// Sorts `items` by `key`, stably, using `spare` as the second buffer (its contents are
 /// replaced; the two buffers may swap allocations). A least-significant-digit radix sort:
-/// one counting pass and one scatter per [`DIGIT_BITS`] of the largest key, `O(n)` each.
+/// one counting pass and one scatter per [`DIGIT_BITS`] of the largest key, `O(n)` each, after
+/// one pass that returns at once when the items are already in order.
 pub(crate) fn sort_by_u32_key<T: Copy>(items: &mut Vec<T>, spare: &mut Vec<T>, key: impl Fn(&T) -> u32) {
+    // Already sorted is common (a shortlist found in slot order): one read-only pass.
+    if items.is_sorted_by_key(&key) {
+        return;
+    }
     if items.len() < RADIX_FROM {
         items.sort_by_key(|t| key(t));
         return;
