@@ -24,7 +24,8 @@ use bevy_reflect::std_traits::ReflectDefault;
 )]
 pub struct AoiSettings {
     /// Spread the recomputation over Bevy's `ComputeTaskPool` (with the `multi_threaded` feature,
-    /// and when the pool has more than one thread). The output is identical either way.
+    /// and when the pool has more than one thread), and write enters and leaves at once when both
+    /// are many. The output is identical either way.
     pub parallel: bool,
     /// Updates with fewer changed entities than this run on one thread: below a few hundred,
     /// waking tasks costs more than it saves.
