@@ -17,7 +17,7 @@ use bevy_ecs::entity::Entity;
 use crate::{
     components::{merge_targets, reserve_with_headroom},
     config::IndexKind,
-    grid::{Cell, Grid, Member},
+    grid::{Cell, Grid, Member, Positions},
     index::{AoiIndex, Touches},
     lists::remove_seen,
     prefetch::prefetch,
@@ -236,27 +236,29 @@ fn flip_scan(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
             scratch.leaves.push((o, target));
         }
     };
-    match me.rect {
-        // A disc: both distances tested four members at a time over the cells' positions; a
-        // flip's slot and layers are in the block just tested, its entity in the packed array
-        // (the member's own record would be one more cache miss per flip).
-        None => scan_cells(view, me, cells, me.scan_extent(view.step_reach), |cell, range| {
-            cell.pos.flips(range, now, start, me.r2, |first, flips, inside| {
-                each_lane(flips, |j| {
-                    let lane = cell.pos.lane(first + j);
-                    if lane.slot != o && layers & lane.flip_layers != 0 {
-                        flip(lane.slot, view.entities[lane.slot as usize], (inside >> j) & 1 != 0);
-                    }
-                });
-            });
-        }),
-        Some(half) => {
-            let candidate = |m: &Member| (m.slot != o) & !m.jumped & ((layers & m.seen_by) != 0);
-            let inside = move |a, b| in_rect(a, half, b);
-            let flips = |m: &Member| candidate(m) & (inside(now, m.p) != inside(start, m.start_p));
-            scan_members(view, me, cells, flips, |m| flip(m.slot, m.entity, inside(now, m.p)));
+    // A flip's slot and layers are in the block just tested, its entity in the packed array (the
+    // member's own record would be one more cache miss per flip).
+    let mut flipped = |pos: &Positions, first: usize, flips: u64, inside: u64| {
+        each_lane(flips, |j| {
+            let lane = pos.lane(first + j);
+            if lane.slot != o && layers & lane.flip_layers != 0 {
+                flip(lane.slot, view.entities[lane.slot as usize], (inside >> j) & 1 != 0);
+            }
+        });
+    };
+    // Both ends tested four members at a time over the cells' positions, as a disc or as a
+    // rectangle.
+    scan_cells(view, me, cells, me.scan_extent(view.step_reach), |cell, range| {
+        let pos = &cell.pos;
+        match me.rect {
+            None => pos.flips(range, now, start, me.r2, |first, flips, inside| {
+                flipped(pos, first, flips, inside);
+            }),
+            Some(half) => pos.rect_flips(range, now, start, half, |first, flips, inside| {
+                flipped(pos, first, flips, inside);
+            }),
         }
-    }
+    });
     // The view layer writes the sets of the observers it owns.
     if !me.owned {
         merge_targets(set, &mut scratch.entering, &mut scratch.leaving);
