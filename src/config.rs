@@ -56,8 +56,8 @@ impl Plane {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum IndexKind {
     /// The sparse tower grid: entities bucketed into square (cubic in 3D) cells of
-    /// [`CellSize`]; a view scans the cells it overlaps. Faster on every workload measured: the
-    /// recommended choice.
+    /// [`CellSize`]; a view scans the cells it overlaps. Faster on every workload measured but a
+    /// huge sparse map whose entities are far apart: the recommended choice.
     #[default]
     Grid,
     /// The classic write-ups' sorted ("cross-linked") list: the entities of each instance kept
@@ -65,8 +65,10 @@ pub enum IndexKind {
     /// follows the moves); a view scans the slab of entities whose `x` is within its reach (its
     /// ends galloped from the entity's own place in the list) and the rule tests the other axes
     /// exactly. The slab spans the whole map across `x`, so it holds more candidates than the
-    /// grid's cells: measured 1.2× to 3.2× slower than the grid on every standard workload,
-    /// huge sparse maps included (the README's "Which index" table). [`CellSize`] then only
+    /// grid's cells: measured 1.1× to 3.3× slower than the grid on the standard workloads where
+    /// entities have neighbours, and about 1.3× faster on a huge sparse map where each is alone
+    /// (one contiguous list against a scattered cell per entity; the README's "Which index"
+    /// table). [`CellSize`] then only
     /// sets the step limit between the flip scan and a full recompute (an eighth of the side).
     SortedAxes,
 }
