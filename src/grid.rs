@@ -21,7 +21,7 @@ mod positions;
 mod window;
 
 pub(crate) use cell::{Cell, Member};
-pub(crate) use positions::Positions;
+pub(crate) use positions::{FlipShape, Positions};
 pub(crate) use window::Window;
 
 /// Integer coordinates of a cell, then its map instance (as `i32` bits). The third coordinate is

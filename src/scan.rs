@@ -17,7 +17,7 @@ use bevy_ecs::entity::Entity;
 use crate::{
     components::{merge_targets, reserve_with_headroom},
     config::IndexKind,
-    grid::{Cell, Grid, Member, Positions},
+    grid::{Cell, FlipShape, Grid, Member, Positions},
     index::{AoiIndex, Touches},
     lists::remove_seen,
     prefetch::prefetch,
@@ -248,16 +248,12 @@ fn flip_scan(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
     };
     // Both ends tested four members at a time over the cells' positions, as a disc or as a
     // rectangle.
+    let shape = me.rect.map_or(FlipShape::Disc(me.r2), FlipShape::Rect);
     scan_cells(view, me, cells, me.scan_extent(view.step_reach), |cell, range| {
         let pos = &cell.pos;
-        match me.rect {
-            None => pos.flips(range, now, start, me.r2, |first, flips, inside| {
-                flipped(pos, first, flips, inside);
-            }),
-            Some(half) => pos.rect_flips(range, now, start, half, |first, flips, inside| {
-                flipped(pos, first, flips, inside);
-            }),
-        }
+        pos.flips(range, now, start, shape, |first, flips, inside| {
+            flipped(pos, first, flips, inside);
+        });
     });
     // The view layer writes the sets of the observers it owns.
     if !me.owned {

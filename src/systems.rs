@@ -242,19 +242,11 @@ pub(crate) fn write_messages(
         join(
             pool,
             || {
-                let engine = if quiet {
-                    write_engine_enters::<false>(index_ref, work, &mut enter_writer)
-                } else {
-                    write_engine_enters::<true>(index_ref, work, &mut enter_writer)
-                };
+                let engine = write_engine_enters(index_ref, work, quiet, &mut enter_writer);
                 engine + enter_writer.write_batch(layer.enters.iter().copied()).len()
             },
             || {
-                let engine = if quiet {
-                    write_engine_leaves::<false>(index_ref, work, &mut leave_writer)
-                } else {
-                    write_engine_leaves::<true>(index_ref, work, &mut leave_writer)
-                };
+                let engine = write_engine_leaves(index_ref, work, quiet, &mut leave_writer);
                 engine + leave_writer.write_batch(layer.leaves.iter().copied()).len()
             },
         )
@@ -281,28 +273,44 @@ type Writers<'w> = (
     MessageWriter<'w, TierChanged>,
 );
 
-/// Writes every engine enter's message in one exact-size batch, judged like [`enter_message`];
-/// how many.
-fn write_engine_enters<const JUDGED: bool>(
+/// Writes every engine enter's message in one exact-size batch, judged like [`enter_message`]
+/// (unjudged when the update is `quiet`: nothing turned); how many.
+fn write_engine_enters(
     index: &AoiIndex,
     work: &PairEngine,
+    quiet: bool,
     writer: &mut MessageWriter<EnterView>,
 ) -> usize {
-    debug_assert!(JUDGED || index.nothing_turned(), "unjudged reasons need a quiet update");
     let mut appeared = (u32::MAX, false);
-    let enters = (work.enters(&index.lists)).map(|(o, t)| enter_message::<JUDGED>(index, &mut appeared, o, t));
-    writer.write_batch(enters).len()
+    let enters = work.enters(&index.lists);
+    if quiet {
+        writer
+            .write_batch(enters.map(|(o, t)| enter_message::<false>(index, &mut appeared, o, t)))
+            .len()
+    } else {
+        writer
+            .write_batch(enters.map(|(o, t)| enter_message::<true>(index, &mut appeared, o, t)))
+            .len()
+    }
 }
 
 /// Writes every engine leave's message like [`write_engine_enters`].
-fn write_engine_leaves<const JUDGED: bool>(
+fn write_engine_leaves(
     index: &AoiIndex,
     work: &PairEngine,
+    quiet: bool,
     writer: &mut MessageWriter<LeaveView>,
 ) -> usize {
-    debug_assert!(JUDGED || index.nothing_turned(), "unjudged reasons need a quiet update");
-    let leaves = work.leaves().map(|(o, t)| leave_message::<JUDGED>(index, o, t));
-    writer.write_batch(leaves).len()
+    let leaves = work.leaves();
+    if quiet {
+        writer
+            .write_batch(leaves.map(|(o, t)| leave_message::<false>(index, o, t)))
+            .len()
+    } else {
+        writer
+            .write_batch(leaves.map(|(o, t)| leave_message::<true>(index, o, t)))
+            .len()
+    }
 }
 
 /// Enters and leaves are written at once (to their own message buffers, each in its order) when

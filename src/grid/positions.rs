@@ -36,6 +36,24 @@ struct Block {
     clean_sees: [u32; LANES],
 }
 
+impl Block {
+    /// The positions at the start of the tick or now.
+    #[inline(always)]
+    fn at(&self, start: bool) -> &[[f32; LANES]; 3] {
+        if start { &self.start } else { &self.now }
+    }
+}
+
+/// An observer's view as [`Positions::flips`] tests it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum FlipShape {
+    /// A disc of this squared radius (the test of [`dist2`](super::dist2)).
+    Disc(f32),
+    /// A rectangle of these half extents on the plane's two axes (the test of
+    /// [`in_rect`](crate::visibility::in_rect)).
+    Rect([f32; 2]),
+}
+
 /// One member's values as a block holds them: what a scan needs of a member whose distance test
 /// flipped, read from the block the test has just loaded instead of the member's own record
 /// (one more cache miss per flip).
@@ -193,43 +211,26 @@ impl Positions {
     }
 
     /// Calls `hits(start, flips, inside)` for each run of members from `start` (as
-    /// [`within`](Self::within)) with a flip in `range`: bit `j` of `flips` set when member
-    /// `start + j` is within squared distance `r2` of `now` but its start-of-tick position is not
-    /// within `r2` of `start_p`, or the other way round (an observer's flip scan, both ends
-    /// moving), and of `inside` when it is within `r2` of `now`.
+    /// [`within`](Self::within)) with a flip in `range` for an observer's view `shape`: bit `j`
+    /// of `flips` set when member `start + j` is in the view around `now` but its start-of-tick
+    /// position is not in the view around `start_p`, or the other way round (an observer's flip
+    /// scan, both ends moving), and of `inside` when it is in the view around `now`.
     #[inline(always)]
     pub fn flips(
         &self,
         range: Range<usize>,
         now: [f32; 3],
         start_p: [f32; 3],
-        r2: f32,
+        shape: FlipShape,
         mut hits: impl FnMut(usize, u64, u64),
     ) {
+        let inside = |blocks: &[Block], at_start: bool, p: [f32; 3]| match shape {
+            FlipShape::Disc(r2) => disc_mask(blocks, |b| b.at(at_start), p, |_| [r2; LANES]),
+            FlipShape::Rect(half) => rect_mask(blocks, |b| b.at(at_start), p, half),
+        };
         self.runs(range, |start, blocks, valid| {
-            let in_now = disc_mask(blocks, |b| &b.now, now, |_| [r2; LANES]) & valid;
-            let in_start = disc_mask(blocks, |b| &b.start, start_p, |_| [r2; LANES]) & valid;
-            if in_now != in_start {
-                hits(start, in_now ^ in_start, in_now);
-            }
-        });
-    }
-
-    /// Calls `hits(start, flips, inside)` like [`flips`](Self::flips), for a rectangular view
-    /// of half extents `half` on the plane's two axes: the test of
-    /// [`in_rect`](crate::visibility::in_rect), with the same arithmetic, so the same answers.
-    #[inline(always)]
-    pub fn rect_flips(
-        &self,
-        range: Range<usize>,
-        now: [f32; 3],
-        start_p: [f32; 3],
-        half: [f32; 2],
-        mut hits: impl FnMut(usize, u64, u64),
-    ) {
-        self.runs(range, |start, blocks, valid| {
-            let in_now = rect_mask(blocks, |b| &b.now, now, half) & valid;
-            let in_start = rect_mask(blocks, |b| &b.start, start_p, half) & valid;
+            let in_now = inside(blocks, false, now) & valid;
+            let in_start = inside(blocks, true, start_p) & valid;
             if in_now != in_start {
                 hits(start, in_now ^ in_start, in_now);
             }
@@ -474,7 +475,7 @@ mod tests {
         for half in [[0.0, 0.0], [2.0, 3.0], [3.0, 3.0], [4.5, 1.0], [1.0e9, 2.0]] {
             for range in [0..150, 3..150, 64..129, 5..6] {
                 let (mut flips, mut inside) = (Vec::new(), Vec::new());
-                pos.rect_flips(range.clone(), now, start, half, |first, f, i| {
+                pos.flips(range.clone(), now, start, FlipShape::Rect(half), |first, f, i| {
                     for j in (0..64).filter(|j| (f >> j) & 1 != 0) {
                         flips.push(first + j);
                         inside.push((i >> j) & 1 != 0);
