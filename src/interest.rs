@@ -30,13 +30,13 @@
 //! contiguous runs of cell groups (then of changed targets) and their outputs are concatenated
 //! in run order, so the result does not depend on the number of threads.
 
-use bevy_ecs::{entity::Entity, system::Query};
-
 mod pairs;
 
+use bevy_ecs::{entity::Entity, system::Query};
 use bevy_tasks::TaskPool;
-pub(crate) use pairs::Pairs;
 use smallvec::SmallVec;
+
+pub(crate) use pairs::Pairs;
 
 use crate::{
     components::InterestSet,
