@@ -342,7 +342,7 @@ fn sync_sets(index: &AoiIndex, work: &mut PairEngine, sets: &mut Query<&mut Inte
     // now) its buffer `AHEAD` edits ahead: the sets are scattered over memory. An observer's
     // edits are of different targets, so their order does not matter. Measured: 5% moving 50k,
     // one thread, 11.5 k edits per update: 13.0 -> 11.8 ms per update (entity order and the
-    // buffer asked for), then about 8.5 -> 7.9 (the record first).
+    // buffer asked for), then about 8.4 -> 7.6 (the record first).
     work.sort_edits_by_observer();
     let mut far = work.edits.iter().skip(2 * AHEAD);
     let mut near = work.edits.iter().skip(AHEAD);
