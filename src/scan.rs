@@ -17,7 +17,7 @@ use bevy_ecs::entity::Entity;
 use crate::{
     components::{merge_targets, reserve_with_headroom},
     config::IndexKind,
-    grid::{Cell, FlipShape, Grid, Member, Positions},
+    grid::{Cell, FlipShape, Grid, Member},
     index::{AoiIndex, Touches},
     lists::remove_seen,
     prefetch::prefetch,
@@ -236,23 +236,18 @@ fn flip_scan(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
             scratch.leaves.push((o, target));
         }
     };
-    // A flip's slot and layers are in the block just tested, its entity in the packed array (the
-    // member's own record would be one more cache miss per flip).
-    let mut flipped = |pos: &Positions, first: usize, flips: u64, inside: u64| {
-        each_lane(flips, |j| {
-            let lane = pos.lane(first + j);
-            if lane.slot != o && layers & lane.flip_layers != 0 {
-                flip(lane.slot, view.entities[lane.slot as usize], (inside >> j) & 1 != 0);
-            }
-        });
-    };
     // Both ends tested four members at a time over the cells' positions, as a disc or as a
-    // rectangle.
+    // rectangle; a flip's slot and layers are in the block just tested, its entity in the packed
+    // array (the member's own record would be one more cache miss per flip).
     let shape = me.rect.map_or(FlipShape::Disc(me.r2), FlipShape::Rect);
     scan_cells(view, me, cells, me.scan_extent(view.step_reach), |cell, range| {
-        let pos = &cell.pos;
-        pos.flips(range, now, start, shape, |first, flips, inside| {
-            flipped(pos, first, flips, inside);
+        cell.pos.flips(range, now, start, shape, |first, flips, inside| {
+            each_lane(flips, |j| {
+                let lane = cell.pos.lane(first + j);
+                if lane.slot != o && layers & lane.flip_layers != 0 {
+                    flip(lane.slot, view.entities[lane.slot as usize], (inside >> j) & 1 != 0);
+                }
+            });
         });
     });
     // The view layer writes the sets of the observers it owns.
