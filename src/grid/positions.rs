@@ -1,9 +1,11 @@
 //! A cell's member positions again, in blocks of four members with one array of four per axis
 //! (structure of arrays within a block), so the distance tests of a scan run four members per
-//! SSE instruction, while one member's values stay within 112 bytes (an edit touches one or two
-//! cache lines, not seven) and a cell holds one buffer. Measured with callgrind (uniform 10k, one
-//! thread): testing the 56-byte members in place took 23 instructions per member (the
-//! compiler's vectorisation shuffled single lanes together), these blocks take about 5.
+//! SSE instruction, while one member's values stay within a 160-byte block (an edit touches two
+//! or three cache lines, not one per array) and a cell holds one buffer. Measured with callgrind
+//! (uniform 10k, one thread): testing the 56-byte members in place took 23 instructions per
+//! member (the compiler's vectorisation shuffled single lanes together), these blocks take
+//! about 5. Each block also holds what a flip needs of its members ([`Lane`]), so a flip is
+//! decided without loading the member's record.
 
 use core::ops::Range;
 
@@ -54,6 +56,12 @@ pub(crate) enum FlipShape {
     Rect([f32; 2]),
 }
 
+// The module docs count on this size.
+const _: () = assert!(
+    size_of::<Block>() == 160,
+    "a block should hold four members in 160 bytes"
+);
+
 /// One member's values as a block holds them: what a scan needs of a member whose distance test
 /// flipped, read from the block the test has just loaded instead of the member's own record
 /// (one more cache miss per flip).
@@ -68,9 +76,9 @@ pub(crate) struct Lane {
     pub clean_sees: u32,
 }
 
-/// The positions, start-of-tick positions and squared view radii of a cell's members, index for
-/// index (member `i` is lane `i % 4` of block `i / 4`). Lanes past the last member hold stale
-/// values; every test masks them out.
+/// The positions, start-of-tick positions, squared view radii and flip data ([`Lane`]) of a
+/// cell's members, index for index (member `i` is lane `i % 4` of block `i / 4`). Lanes past the
+/// last member hold stale values; every test masks them out.
 #[derive(Debug, Default)]
 pub(crate) struct Positions {
     blocks: Vec<Block>,
