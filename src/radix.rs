@@ -24,6 +24,9 @@ pub(crate) fn sort_by_u32_key<T: Copy>(items: &mut Vec<T>, spare: &mut Vec<T>, k
     let bits = items.iter().fold(0, |acc, t| acc | key(t));
     let buckets = 1usize << DIGIT_BITS;
     let mut counts = [0u32; 1 << DIGIT_BITS];
+    // Sized once: after each pass the two buffers swap, and both hold `items.len()` entries.
+    spare.clear();
+    spare.resize(items.len(), items[0]);
     let mut shift = 0;
     while shift < u32::BITS && bits >> shift != 0 {
         let digit = |t: &T| (key(t) >> shift) as usize & (buckets - 1);
@@ -33,8 +36,6 @@ pub(crate) fn sort_by_u32_key<T: Copy>(items: &mut Vec<T>, spare: &mut Vec<T>, k
         for count in &mut counts {
             (*count, start) = (start, start + *count);
         }
-        spare.clear();
-        spare.resize(items.len(), items[0]);
         for t in items.iter() {
             let at = &mut counts[digit(t)];
             spare[*at as usize] = *t;
