@@ -232,8 +232,8 @@ pub(crate) fn write_messages(
     mut stats: ResMut<AoiStats>,
 ) {
     let (index_ref, work) = (&*index, &work.0);
-    let pairs = work.enters(&index_ref.lists).len().min(work.leaves().len());
-    let pool = task_pool(&settings).filter(|_| pairs >= SPLIT_MESSAGES_FROM);
+    let many = || work.enters(&index_ref.lists).len().min(work.leaves().len()) >= SPLIT_MESSAGES_FROM;
+    let pool = task_pool(&settings).filter(|_| many());
     let (enters, leaves) = if index_ref.owned == 0 {
         // Every engine pair is a message: one batch at their exact count (a chained iterator
         // would push them one by one), then the layer's (it may still have leaves of observers
