@@ -68,6 +68,12 @@ impl Grid {
         grid
     }
 
+    /// Whether positions use the third axis (an `XYZ` plane); in 2D it is 0 for every member.
+    #[inline]
+    pub fn with_z(&self) -> bool {
+        self.dims == 3
+    }
+
     /// The side of a cell; for the sorted-axes index, only the base of the step limit.
     pub fn side(&self) -> f32 {
         self.side

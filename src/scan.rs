@@ -241,14 +241,15 @@ fn flip_scan(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
     // array (the member's own record would be one more cache miss per flip).
     let shape = me.rect.map_or(FlipShape::Disc(me.r2), FlipShape::Rect);
     scan_cells(view, me, cells, me.scan_extent(view.step_reach), |cell, range| {
-        cell.pos.flips(range, now, start, shape, |first, flips, inside| {
-            each_lane(flips, |j| {
-                let lane = cell.pos.lane(first + j);
-                if lane.slot != o && layers & lane.flip_layers != 0 {
-                    flip(lane.slot, view.entities[lane.slot as usize], (inside >> j) & 1 != 0);
-                }
+        cell.pos
+            .flips(range, now, start, shape, view.grid.with_z(), |first, flips, inside| {
+                each_lane(flips, |j| {
+                    let lane = cell.pos.lane(first + j);
+                    if lane.slot != o && layers & lane.flip_layers != 0 {
+                        flip(lane.slot, view.entities[lane.slot as usize], (inside >> j) & 1 != 0);
+                    }
+                });
             });
-        });
     });
     // The view layer writes the sets of the observers it owns.
     if !me.owned {
@@ -275,21 +276,22 @@ fn recompute(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
             // Its disc now: a stepping observer's wider extent is for flip scans only.
             let own = &view.grid.cells[me.cell as usize];
             scan_cells(view, me, cells, me.view_extent(), |cell, range| {
-                cell.pos.within(range.clone(), p, me.r2, |start, mask| {
-                    // Its own member always hits: dropped from the mask without reading it
-                    // (in a sparse world it is the only hit).
-                    let mine = (me.member_index as usize).wrapping_sub(start);
-                    let mask = if core::ptr::eq(cell, own) && mine < 64 {
-                        mask & !(1 << mine)
-                    } else {
-                        mask
-                    };
-                    each_bit(&cell.members[start..], mask, |m, _| {
-                        if candidate(m) {
-                            found.push(m.slot);
-                        }
+                cell.pos
+                    .within(range.clone(), p, me.r2, view.grid.with_z(), |start, mask| {
+                        // Its own member always hits: dropped from the mask without reading it
+                        // (in a sparse world it is the only hit).
+                        let mine = (me.member_index as usize).wrapping_sub(start);
+                        let mask = if core::ptr::eq(cell, own) && mine < 64 {
+                            mask & !(1 << mine)
+                        } else {
+                            mask
+                        };
+                        each_bit(&cell.members[start..], mask, |m, _| {
+                            if candidate(m) {
+                                found.push(m.slot);
+                            }
+                        });
                     });
-                });
             });
         }
         Some(half) => {
@@ -451,42 +453,43 @@ pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clea
             // read).
             let every_seer = touches.is_some() || cell.clean.rects > 0;
             for range in slabs {
-                cell.pos.seeing(range, now.p, before.p, |start, flips, sees| {
-                    if !every_seer {
-                        // Every clean observer here has a disc: its block lane holds all that
-                        // the rule reads of it.
-                        each_lane(flips, |j| {
-                            let lane = cell.pos.lane(start + j);
-                            if lane.clean_sees & member != 0 {
-                                let at = ObserverState {
-                                    p: lane.p,
-                                    r2: lane.r2,
-                                    rect: None,
-                                    sees: lane.clean_sees,
-                                    instance,
-                                };
-                                judge(lane.slot, at, at);
-                            }
-                        });
-                        return;
-                    }
-                    each_bit(&cell.members[start..], sees, |m, j| {
-                        if !candidate(m) {
+                cell.pos
+                    .seeing(range, now.p, before.p, view.grid.with_z(), |start, flips, sees| {
+                        if !every_seer {
+                            // Every clean observer here has a disc: its block lane holds all that
+                            // the rule reads of it.
+                            each_lane(flips, |j| {
+                                let lane = cell.pos.lane(start + j);
+                                if lane.clean_sees & member != 0 {
+                                    let at = ObserverState {
+                                        p: lane.p,
+                                        r2: lane.r2,
+                                        rect: None,
+                                        sees: lane.clean_sees,
+                                        instance,
+                                    };
+                                    judge(lane.slot, at, at);
+                                }
+                            });
                             return;
                         }
-                        if (flips >> j) & 1 != 0 || m.rect {
-                            // A flip, or a rectangular view whose disc around it saw the target
-                            // at either end: judged exactly.
-                            let at = observer_of(m, instance, view.slots);
-                            judge(m.slot, at, at);
-                        } else if let Some(touches) = touches {
-                            // For the view layer, a disc observer that sees the target at both
-                            // ends is touched without judging it (the disc test is its whole
-                            // rule here, and it does not flip).
-                            touches.touch(m.slot);
-                        }
+                        each_bit(&cell.members[start..], sees, |m, j| {
+                            if !candidate(m) {
+                                return;
+                            }
+                            if (flips >> j) & 1 != 0 || m.rect {
+                                // A flip, or a rectangular view whose disc around it saw the target
+                                // at either end: judged exactly.
+                                let at = observer_of(m, instance, view.slots);
+                                judge(m.slot, at, at);
+                            } else if let Some(touches) = touches {
+                                // For the view layer, a disc observer that sees the target at both
+                                // ends is touched without judging it (the disc test is its whole
+                                // rule here, and it does not flip).
+                                touches.touch(m.slot);
+                            }
+                        });
                     });
-                });
             }
         }
     }

@@ -207,11 +207,12 @@ impl Positions {
     /// (`start` a multiple of four, the run's first block) with a hit in `range`: bit `j` of
     /// `mask` is set when member `start + j` is in `range` and within squared distance `r2` of
     /// `p` (`dist2 <= r2`, the same arithmetic as [`dist2`](super::dist2), so the answer is
-    /// exactly the scalar test's).
+    /// exactly the scalar test's). `with_z`: the positions use the third axis (else it is 0 on
+    /// both sides and its arithmetic, which adds exactly 0, is skipped).
     #[inline(always)]
-    pub fn within(&self, range: Range<usize>, p: [f32; 3], r2: f32, mut hits: impl FnMut(usize, u64)) {
+    pub fn within(&self, range: Range<usize>, p: [f32; 3], r2: f32, with_z: bool, mut hits: impl FnMut(usize, u64)) {
         self.runs(range, |start, blocks, valid| {
-            let mask = disc_mask(blocks, |b| &b.now, p, |_| [r2; LANES]) & valid;
+            let mask = disc_mask(blocks, |b| &b.now, p, |_| [r2; LANES], with_z) & valid;
             if mask != 0 {
                 hits(start, mask);
             }
@@ -222,7 +223,8 @@ impl Positions {
     /// [`within`](Self::within)) with a flip in `range` for an observer's view `shape`: bit `j`
     /// of `flips` set when member `start + j` is in the view around `now` but its start-of-tick
     /// position is not in the view around `start_p`, or the other way round (an observer's flip
-    /// scan, both ends moving), and of `inside` when it is in the view around `now`.
+    /// scan, both ends moving), and of `inside` when it is in the view around `now`. `with_z` as
+    /// for [`within`](Self::within).
     #[inline(always)]
     pub fn flips(
         &self,
@@ -230,10 +232,11 @@ impl Positions {
         now: [f32; 3],
         start_p: [f32; 3],
         shape: FlipShape,
+        with_z: bool,
         mut hits: impl FnMut(usize, u64, u64),
     ) {
         let inside = |blocks: &[Block], at_start: bool, p: [f32; 3]| match shape {
-            FlipShape::Disc(r2) => disc_mask(blocks, |b| b.at(at_start), p, |_| [r2; LANES]),
+            FlipShape::Disc(r2) => disc_mask(blocks, |b| b.at(at_start), p, |_| [r2; LANES], with_z),
             FlipShape::Rect(half) => rect_mask(blocks, |b| b.at(at_start), p, half),
         };
         self.runs(range, |start, blocks, valid| {
@@ -249,12 +252,20 @@ impl Positions {
     /// [`within`](Self::within)) of which at least one in `range` sees a target at `now` or at
     /// `before` with its own radius (`dist2(member, target) <= r2`): bit `j` of `sees` is set
     /// when member `start + j` sees it at either point, and of `flips` when at exactly one.
-    /// Members that are not observers have a negative `r2` and see nothing.
+    /// Members that are not observers have a negative `r2` and see nothing. `with_z` as for
+    /// [`within`](Self::within).
     #[inline(always)]
-    pub fn seeing(&self, range: Range<usize>, now: [f32; 3], before: [f32; 3], mut hits: impl FnMut(usize, u64, u64)) {
+    pub fn seeing(
+        &self,
+        range: Range<usize>,
+        now: [f32; 3],
+        before: [f32; 3],
+        with_z: bool,
+        mut hits: impl FnMut(usize, u64, u64),
+    ) {
         self.runs(range, |start, blocks, valid| {
-            let in_now = disc_mask(blocks, |b| &b.now, now, |b| b.r2) & valid;
-            let in_before = disc_mask(blocks, |b| &b.now, before, |b| b.r2) & valid;
+            let in_now = disc_mask(blocks, |b| &b.now, now, |b| b.r2, with_z) & valid;
+            let in_before = disc_mask(blocks, |b| &b.now, before, |b| b.r2, with_z) & valid;
             if in_now | in_before != 0 {
                 hits(start, in_now ^ in_before, in_now | in_before);
             }
@@ -293,17 +304,25 @@ fn clean_sees(m: &Member) -> u32 {
 }
 
 /// Bit `j` set when member `j` of `blocks` (`axes(block)` its position per axis) is within its
-/// squared radius (`r2(block)`) of `p`.
+/// squared radius (`r2(block)`) of `p`; the third axis is tested only `with_z` (one branch per
+/// run of blocks, one copy of the loop each).
 #[inline(always)]
 fn disc_mask<'b>(
     blocks: &'b [Block],
     axes: impl Fn(&'b Block) -> &'b [[f32; LANES]; 3],
     p: [f32; 3],
     r2: impl Fn(&'b Block) -> [f32; LANES],
+    with_z: bool,
 ) -> u64 {
     let mut mask = 0u64;
-    for (k, block) in blocks.iter().enumerate() {
-        mask |= u64::from(lanes_within(axes(block), p, &r2(block))) << (k * LANES);
+    if with_z {
+        for (k, block) in blocks.iter().enumerate() {
+            mask |= u64::from(lanes_within::<true>(axes(block), p, &r2(block))) << (k * LANES);
+        }
+    } else {
+        for (k, block) in blocks.iter().enumerate() {
+            mask |= u64::from(lanes_within::<false>(axes(block), p, &r2(block))) << (k * LANES);
+        }
     }
     mask
 }
@@ -362,10 +381,12 @@ fn lanes_in_rect([x, y, _]: &[[f32; LANES]; 3], p: [f32; 3], half: [f32; 2]) -> 
 }
 
 /// Bit `j` set when point `j` of the four is within `r2[j]` of `p`, in SSE: the same operations
-/// in the same order as [`dist2`](super::dist2), so the same answers.
+/// in the same order as [`dist2`](super::dist2), so the same answers. Without `WITH_Z` the third
+/// axis is left out: where it is 0 on both sides [`dist2`](super::dist2) adds exactly `+0.0`
+/// to a sum of squares, which changes no comparison.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn lanes_within([x, y, z]: &[[f32; LANES]; 3], p: [f32; 3], r2: &[f32; LANES]) -> u32 {
+fn lanes_within<const WITH_Z: bool>([x, y, z]: &[[f32; LANES]; 3], p: [f32; 3], r2: &[f32; LANES]) -> u32 {
     use core::arch::x86_64::{
         _mm_add_ps, _mm_cmple_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_mul_ps, _mm_set1_ps, _mm_sub_ps,
     };
@@ -378,18 +399,24 @@ fn lanes_within([x, y, z]: &[[f32; LANES]; 3], p: [f32; 3], r2: &[f32; LANES]) -
     // instructions; each load reads exactly the four `f32`s of an array it is given by reference.
     unsafe {
         let axis = |v: &[f32; LANES], c: f32| _mm_sub_ps(_mm_loadu_ps(v.as_ptr()), _mm_set1_ps(c));
-        let (dx, dy, dz) = (axis(x, p[0]), axis(y, p[1]), axis(z, p[2]));
-        let d = _mm_add_ps(_mm_add_ps(_mm_mul_ps(dx, dx), _mm_mul_ps(dy, dy)), _mm_mul_ps(dz, dz));
+        let (dx, dy) = (axis(x, p[0]), axis(y, p[1]));
+        let mut d = _mm_add_ps(_mm_mul_ps(dx, dx), _mm_mul_ps(dy, dy));
+        if WITH_Z {
+            let dz = axis(z, p[2]);
+            d = _mm_add_ps(d, _mm_mul_ps(dz, dz));
+        }
         _mm_movemask_ps(_mm_cmple_ps(d, _mm_loadu_ps(r2.as_ptr()))) as u32
     }
 }
 
-/// Bit `j` set when point `j` of the four is within `r2[j]` of `p` (other architectures).
+/// Bit `j` set when point `j` of the four is within `r2[j]` of `p` (other architectures; the
+/// third axis only `WITH_Z`, as above).
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn lanes_within([x, y, z]: &[[f32; LANES]; 3], p: [f32; 3], r2: &[f32; LANES]) -> u32 {
+fn lanes_within<const WITH_Z: bool>([x, y, z]: &[[f32; LANES]; 3], p: [f32; 3], r2: &[f32; LANES]) -> u32 {
     (0..LANES).fold(0, |bits, j| {
-        bits | u32::from(super::dist2([x[j], y[j], z[j]], p) <= r2[j]) << j
+        let q = [x[j], y[j], if WITH_Z { z[j] } else { p[2] }];
+        bits | u32::from(super::dist2(q, p) <= r2[j]) << j
     })
 }
 
@@ -398,8 +425,9 @@ mod tests {
     use super::*;
     use crate::grid::dist2 as scalar_dist2;
 
-    /// Points on a lattice around `p` (so many are at exactly the radius) and a few off it.
-    fn points(n: usize) -> Vec<Member> {
+    /// Points on a lattice around `p` (so many are at exactly the radius) and, `with_z`, a few
+    /// off its plane.
+    fn points(n: usize, with_z: bool) -> Vec<Member> {
         let mut state = 11u64;
         (0..n)
             .map(|i| {
@@ -408,7 +436,11 @@ mod tests {
                     .wrapping_add(1442695040888963407);
                 let (a, b) = ((state >> 40) % 11, (state >> 20) % 11);
                 let mut m = crate::grid::tests::member(i as u32, ((state >> 8) % 40) as f32 - 5.0);
-                m.p = [a as f32 - 5.0, b as f32 - 5.0, if i % 7 == 0 { 0.5 } else { 0.0 }];
+                m.p = [
+                    a as f32 - 5.0,
+                    b as f32 - 5.0,
+                    if with_z && i % 7 == 0 { 0.5 } else { 0.0 },
+                ];
                 m
             })
             .collect()
@@ -416,14 +448,20 @@ mod tests {
 
     #[test]
     fn within_answers_as_the_scalar_distance_test_including_at_the_radius() {
-        let members = points(150);
+        for with_z in [true, false] {
+            within_answers_as_the_scalar_distance_test(with_z);
+        }
+    }
+
+    fn within_answers_as_the_scalar_distance_test(with_z: bool) {
+        let members = points(150, with_z);
         let mut pos = Positions::default();
         pos.rebuild(&members);
         let p = [0.0, 0.0, 0.0];
         for r2 in [-1.0, 0.0, 9.0, 25.0, 25.5, 1.0e9] {
             for range in [0..150, 3..150, 0..64, 64..129, 5..6, 7..7] {
                 let mut got = Vec::new();
-                pos.within(range.clone(), p, r2, |start, mut mask| {
+                pos.within(range.clone(), p, r2, with_z, |start, mut mask| {
                     while mask != 0 {
                         got.push(start + mask.trailing_zeros() as usize);
                         mask &= mask - 1;
@@ -432,7 +470,8 @@ mod tests {
                 let want: Vec<usize> = range.filter(|&i| scalar_dist2(members[i].p, p) <= r2).collect();
                 assert_eq!(
                     got, want,
-                    "r2 {r2}: the vector test should accept exactly what `dist2 <= r2` accepts"
+                    "r2 {r2}, with_z {with_z}: the vector test should accept exactly what \
+                     `dist2 <= r2` accepts"
                 );
             }
         }
@@ -440,13 +479,19 @@ mod tests {
 
     #[test]
     fn seeing_reports_each_members_own_radius_at_both_points() {
-        let members = points(150);
+        for with_z in [true, false] {
+            seeing_reports_each_members_own_radius(with_z);
+        }
+    }
+
+    fn seeing_reports_each_members_own_radius(with_z: bool) {
+        let members = points(150, with_z);
         let mut pos = Positions::default();
         pos.rebuild(&members);
         let (now, before) = ([0.0, 0.0, 0.0], [1.0, -2.0, 0.0]);
         for range in [0..150, 1..100, 64..65] {
             let (mut flips, mut sees) = (Vec::new(), Vec::new());
-            pos.seeing(range.clone(), now, before, |start, f, s| {
+            pos.seeing(range.clone(), now, before, with_z, |start, f, s| {
                 for j in 0..64 {
                     if (f >> j) & 1 != 0 {
                         flips.push(start + j);
@@ -461,18 +506,18 @@ mod tests {
             let want_flips: Vec<usize> = range.filter(|&i| at(i, now) != at(i, before)).collect();
             assert_eq!(
                 sees, want_sees,
-                "members seeing the target at either point should be reported"
+                "with_z {with_z}: members seeing the target at either point should be reported"
             );
             assert_eq!(
                 flips, want_flips,
-                "members seeing it at exactly one point should be flips"
+                "with_z {with_z}: members seeing it at exactly one point should be flips"
             );
         }
     }
 
     #[test]
     fn rect_flips_answer_as_the_scalar_rectangle_test_including_at_the_edges() {
-        let mut members = points(150);
+        let mut members = points(150, true);
         // Start positions a lattice step away, so some members cross an edge.
         for (i, m) in members.iter_mut().enumerate() {
             m.start_p = [m.p[0] + (i % 3) as f32 - 1.0, m.p[1] + (i % 5) as f32 - 2.0, m.p[2]];
@@ -483,7 +528,7 @@ mod tests {
         for half in [[0.0, 0.0], [2.0, 3.0], [3.0, 3.0], [4.5, 1.0], [1.0e9, 2.0]] {
             for range in [0..150, 3..150, 64..129, 5..6] {
                 let (mut flips, mut inside) = (Vec::new(), Vec::new());
-                pos.flips(range.clone(), now, start, FlipShape::Rect(half), |first, f, i| {
+                pos.flips(range.clone(), now, start, FlipShape::Rect(half), true, |first, f, i| {
                     for j in (0..64).filter(|j| (f >> j) & 1 != 0) {
                         flips.push(first + j);
                         inside.push((i >> j) & 1 != 0);
