@@ -19,10 +19,10 @@ pub(crate) use touches::Touches;
 use crate::{
     components::Position,
     config::{AoiBounds, CellSize, IndexKind, Plane},
-    grid::Grid,
+    grid::{Grid, Member},
     prefetch::prefetch,
     slot::{Change, Sight, Slot, bad_input, observer_of},
-    visibility::{Rules, observer_region, observer_slab, rect_r2, sees},
+    visibility::{ObserverState, Rules, observer_region, observer_slab, rect_r2, sees},
     wide::WideObservers,
 };
 
@@ -45,6 +45,10 @@ pub(crate) struct AoiIndex {
     pub changes: Vec<Change>,
     /// The second buffer of the shortlist's radix sort.
     spare_changes: Vec<Change>,
+    /// Slots whose grid member still carries the last update's start position and step flags:
+    /// [`Self::end_tick`] leaves them, since a slot that changes again gets a new member
+    /// anyway, and [`Self::settle_members`] resets the others before the next update's scans.
+    unsettled: Vec<u32>,
     /// Per slot: where its start-of-update record is in `turns` if it turned this update
     /// ([`reasons`]), else `reasons::NOT_TURNED`.
     turned: Vec<u32>,
@@ -96,6 +100,7 @@ impl AoiIndex {
             lists: Vec::new(),
             changes: Vec::new(),
             spare_changes: Vec::new(),
+            unsettled: Vec::new(),
             turned: Vec::new(),
             turns: Vec::new(),
             radii: BTreeMap::new(),
@@ -146,14 +151,21 @@ impl AoiIndex {
                 0
             };
             let near = observer_slab(&self.grid, c, hint, &t, self.ordinary_reach()).unwrap_or(0..0);
-            // Observers the view layer owns are the layer's to list.
-            let found =
-                (cell.members[near].iter()).filter(|m| m.slot != s && m.r2 >= 0.0 && !self.shown_by_layer(m.slot));
-            out.extend(
-                found
-                    .filter(|m| sees(&observer_of(m, instance, &self.slots), &t))
-                    .map(|m| m.entity),
-            );
+            // Observers the view layer owns are the layer's to list. A member may still carry
+            // the last update's radius ([`Self::end_tick`]): its slot's settled one counts.
+            let found = (cell.members[near].iter()).filter(|m| m.slot != s && !self.shown_by_layer(m.slot));
+            let seeing = |m: &&Member| {
+                let r2 = self.slots[m.slot as usize].settled_r2();
+                r2 >= 0.0
+                    && sees(
+                        &ObserverState {
+                            r2,
+                            ..observer_of(m, instance, &self.slots)
+                        },
+                        &t,
+                    )
+            };
+            out.extend(found.filter(seeing).map(|m| m.entity));
         }
         for &w in &self.wide.slots {
             let o = &self.slots[w as usize];
@@ -348,7 +360,7 @@ impl AoiIndex {
             + self.by_entity.capacity() * (size_of::<(Entity, u32)>() + 1)
             + self.lists.capacity() * size_of::<Vec<u32>>()
             + (self.changes.capacity() + self.spare_changes.capacity() + self.turns.capacity()) * size_of::<Change>()
-            + self.turned.capacity() * size_of::<u32>()
+            + (self.turned.capacity() + self.unsettled.capacity()) * size_of::<u32>()
             + self.radii.len() * 3 * size_of::<(u32, u32)>()
             + self.wide.slots.capacity() * size_of::<u32>()
             + self.touches.heap_bytes()

@@ -120,11 +120,17 @@ impl Slot {
     /// must skip it (not an observer, wide, or recomputing its whole list this tick).
     #[inline]
     pub fn scan_r2(&self) -> f32 {
-        if self.wide || (self.on_shortlist && !self.stepping) {
+        if self.on_shortlist && !self.stepping {
             -1.0
         } else {
-            self.r2
+            self.settled_r2()
         }
+    }
+
+    /// [`Self::scan_r2`] between updates: negative when not an observer or wide.
+    #[inline]
+    pub fn settled_r2(&self) -> f32 {
+        if self.wide { -1.0 } else { self.r2 }
     }
 
     /// How far from its position now a stepping observer's flip scan must look: its radius, plus

@@ -6,7 +6,9 @@ use bevy_ecs::entity::Entity;
 use super::{CellKey, Positions};
 
 /// One entity in a cell: its slot, its squared view radius for target scans, and its projected
-/// position now and at the start of the tick.
+/// position now and at the start of the tick. What a member says of the tick (`r2`, `start_p`,
+/// `stepping`, `jumped`) holds during an update; a member changed in one update keeps those
+/// values until the next update settles it (`AoiIndex::settle_members`), before any scan.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Member {
     pub slot: u32,

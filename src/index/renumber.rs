@@ -59,6 +59,7 @@ impl AoiIndex {
             list.iter_mut().for_each(remap);
         }
         self.wide.slots.iter_mut().for_each(remap);
+        self.unsettled.iter_mut().for_each(remap);
         permute(&mut self.slots, &new_of_old, || Slot::free(Entity::PLACEHOLDER));
         permute(&mut self.entities, &new_of_old, || Entity::PLACEHOLDER);
         permute(&mut self.lists, &new_of_old, Vec::new);
