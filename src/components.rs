@@ -63,8 +63,8 @@ impl Position {
 ///
 /// Cost of a huge radius: such an observer finds its targets by walking the occupied cells of its
 /// instance (not empty space), so it costs `O(targets in its instance)` whenever it is
-/// recomputed (when it moves, changes range or rules); a moving target tests it directly, one
-/// distance test (see [`AoiStats::wide_observers`](crate::AoiStats::wide_observers)).
+/// recomputed (when it moves, changes range or rules); a moving target tests it directly, two
+/// distance tests (see [`AoiStats::wide_observers`](crate::AoiStats::wide_observers)).
 ///
 /// ```
 /// use bevy_aoi::prelude::*;

@@ -364,7 +364,7 @@ impl PairEngine {
         let any_clean = index.observers > self.order.len();
         let view = View::of(index);
         let changes = &index.changes[..];
-        let (reach, wide) = (index.ordinary_reach(), &index.wide.slots[..]);
+        let (reach, wide) = (index.ordinary_reach(), &index.wide);
         let per_task = changes.len().div_ceil(tasks).max(1);
         let run = |(part, scratch): (&[Change], &mut TaskBuffers)| {
             for ch in part {

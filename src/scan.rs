@@ -24,6 +24,7 @@ use crate::{
     rules::AoiVisibility,
     slot::{Change, Slot, observer_of},
     visibility::{ObserverState, TargetState, in_rect, observer_region, observer_slab, sees},
+    wide::WideObservers,
 };
 
 /// In a buffer of enters, `(o, WHOLE_LIST)` stands for every entry of `o`'s list after the
@@ -385,7 +386,14 @@ fn target_slabs(
 /// cells around the target within the ordinary `reach`), and for a jumped target the stepping
 /// observers too, tested where they were at the start of the tick and where they are now.
 /// `any_clean` says whether any observer is clean this tick.
-pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clean: bool, scratch: &mut TaskBuffers) {
+pub(crate) fn target(
+    view: View,
+    wide: &WideObservers,
+    ch: &Change,
+    reach: f32,
+    any_clean: bool,
+    scratch: &mut TaskBuffers,
+) {
     let me = &view.slots[ch.slot as usize];
     // A target that only stepped, with its rules and its observers' unchanged, flips only by
     // distance; `Always` and `Hidden` ones do not depend on it.
@@ -417,13 +425,34 @@ pub(crate) fn target(view: View, wide: &[u32], ch: &Change, reach: f32, any_clea
             touches.touch(o);
         }
     };
-    for &w in wide {
-        let o = &view.slots[w as usize];
-        // A changed wide observer recomputes its own list.
-        if !o.on_shortlist {
-            let at = o.observer_at(o.p);
-            judge(w, at, at);
+    if me.jumped {
+        for &w in &wide.slots {
+            let o = &view.slots[w as usize];
+            // A changed wide observer recomputes its own list.
+            if !o.on_shortlist {
+                let at = o.observer_at(o.p);
+                judge(w, at, at);
+            }
         }
+    } else {
+        // A stepping `Normal` target, as in the cells below: the wide observers' discs (a
+        // rectangle's disc around it) tested four at a time, and an observer judged only if its
+        // disc holds the target at either end (else it sees it at neither) and, for a disc
+        // while the view layer needs no touches, only where the step flips the test (else it
+        // sees it at both ends or at neither). Changed ones have a negative radius there.
+        let with_z = view.grid.with_z();
+        let every_seer = view.touches.is_some();
+        wide.places
+            .seeing(0..wide.slots.len(), now.p, before.p, with_z, |start, flips, sees| {
+                each_lane(sees, |j| {
+                    let w = wide.slots[start + j];
+                    let o = &view.slots[w as usize];
+                    if (flips >> j) & 1 != 0 || o.rect.is_some() || every_seer {
+                        let at = o.observer_at(o.p);
+                        judge(w, at, at);
+                    }
+                });
+            });
     }
     let reach = if me.jumped { reach + view.step_reach } else { reach };
     let mut cells = core::mem::take(&mut scratch.cells);

@@ -40,6 +40,7 @@ impl AoiIndex {
         sort_by_u32_key(&mut self.changes, &mut self.spare_changes, |c| c.slot);
         self.update_always();
         self.update_wide();
+        self.place_wide();
         self.classify_steps(flip_scan_min_seen);
         if let Some(side) = self.wanted_side() {
             self.rebuild(side);
@@ -191,6 +192,21 @@ impl AoiIndex {
                 }
             }
         }
+    }
+
+    /// Refreshes [`WideObservers::places`](crate::wide::WideObservers::places) from the slots.
+    fn place_wide(&mut self) {
+        let mut places = core::mem::take(&mut self.wide.places);
+        places.clear();
+        for &w in &self.wide.slots {
+            let slot = &self.slots[w as usize];
+            let member = Member {
+                r2: if slot.on_shortlist { -1.0 } else { slot.r2 },
+                ..self.member(w)
+            };
+            places.push(&member);
+        }
+        self.wide.places = places;
     }
 
     fn link(&mut self, s: u32, key: CellKey) {

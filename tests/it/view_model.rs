@@ -266,3 +266,35 @@ fn an_always_target_stepping_across_a_tier_threshold_retiers_for_an_observer_sta
         "on the threshold it should be in the near tier"
     );
 }
+
+#[test]
+fn a_wide_observer_standing_still_retiers_a_target_stepping_across_a_threshold() {
+    // Among observers of radius 10, one of radius 1000 stands out: a moving target tests it from
+    // the wide list, where a step that flips no view must still reach the view layer.
+    let mut app = Checked::new(AoiPlugin::default());
+    for i in 0..4 {
+        let far_away = Position::new(5000.0 + 50.0 * i as f32, 0.0);
+        app.world().spawn((far_away, ViewRange::new(10.0)));
+    }
+    let o = app
+        .world()
+        .spawn((Position::new(0.0, 0.0), ViewRange::new(1000.0), ViewTiers::new([300.0])))
+        .id();
+    let t = app.world().spawn(Position::new(300.5, 0.0)).id();
+    app.update();
+    assert_eq!(
+        app.world().resource::<AoiStats>().wide_observers,
+        1,
+        "the radius-1000 observer should be wide"
+    );
+    let tier = |app: &mut Checked| app.world().get::<InterestSet>(o).unwrap().tier_of(t);
+    assert_eq!(tier(&mut app), Some(1), "beyond 300 it should be in the far tier");
+    // A step of 1, under the step limit (an eighth of the cell side of ~10.6).
+    assert!(walk(&mut app, o, t, 299.5), "it stays in view");
+    assert_eq!(
+        app.world().resource::<AoiStats>().stepped,
+        1,
+        "the target should have taken the stepping path"
+    );
+    assert_eq!(tier(&mut app), Some(0), "within 300 it should be in the near tier");
+}
