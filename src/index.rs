@@ -363,6 +363,7 @@ impl AoiIndex {
             + (self.turned.capacity() + self.unsettled.capacity()) * size_of::<u32>()
             + self.radii.len() * 3 * size_of::<(u32, u32)>()
             + self.wide.slots.capacity() * size_of::<u32>()
+            + self.wide.places.heap_bytes()
             + self.touches.heap_bytes()
     }
 
