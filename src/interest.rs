@@ -57,6 +57,10 @@ pub(crate) struct PairEngine {
     /// `order`.
     groups: Vec<(u32, u32)>,
     order: Vec<u32>,
+    /// The changed observers with their groups, in shortlist order, and each group's next place
+    /// in `order`: the counting sort's own buffers.
+    grouped: Vec<(u32, u32)>,
+    cursors: Vec<u32>,
     /// The changed observers whose `InterestSet`s are taken or put back, with their places in
     /// `order`, sorted by entity; and the radix sort's second buffer.
     visits: Vec<(Entity, u32)>,
@@ -253,7 +257,9 @@ impl PairEngine {
     }
 
     /// Groups changed observers by cell (a counting sort over the touched cells only) and takes
-    /// their lists out of the index so tasks can own them.
+    /// their lists out of the index so tasks can own them. Only the first pass reads the cell
+    /// records (each asked for a few changes ahead: in a sparse world every change has a cell of
+    /// its own, scattered over the heap); the others run over the sort's own buffers.
     fn group_observers(&mut self, index: &mut AoiIndex) {
         self.tag = self.tag.wrapping_add(1);
         if self.tag == 0 {
@@ -261,35 +267,37 @@ impl PairEngine {
             self.tag = 1;
         }
         self.groups.clear();
-        let cells = &mut index.grid.cells;
-        for ch in &index.changes {
-            let slot = &index.slots[ch.slot as usize];
+        self.grouped.clear();
+        let changes = &index.changes;
+        for i in 0..changes.len() {
+            if let Some(ahead) = changes.get(i + AHEAD) {
+                index.grid.prefetch_cell(index.slots[ahead.slot as usize].cell);
+            }
+            let (s, slot) = (changes[i].slot, &index.slots[changes[i].slot as usize]);
             if slot.is_observer() {
-                let cell = &mut cells[slot.cell as usize];
+                let cell = &mut index.grid.cells[slot.cell as usize];
                 if cell.tag != self.tag {
                     cell.tag = self.tag;
-                    cell.count = 0;
+                    cell.group = self.groups.len() as u32;
                     self.groups.push((slot.cell, 0));
                 }
-                cell.count += 1;
+                self.groups[cell.group as usize].1 += 1;
+                self.grouped.push((s, cell.group));
             }
         }
+        // Counts become starts.
         let mut start = 0;
+        self.cursors.clear();
         for g in &mut self.groups {
-            g.1 = start;
-            let cell = &mut cells[g.0 as usize];
-            start += cell.count;
-            cell.count = g.1;
+            (g.1, start) = (start, start + g.1);
+            self.cursors.push(g.1);
         }
         self.order.clear();
         self.order.resize(start as usize, 0);
-        for ch in &index.changes {
-            let slot = &index.slots[ch.slot as usize];
-            if slot.is_observer() {
-                let cell = &mut cells[slot.cell as usize];
-                self.order[cell.count as usize] = ch.slot;
-                cell.count += 1;
-            }
+        for &(s, g) in &self.grouped {
+            let at = &mut self.cursors[g as usize];
+            self.order[*at as usize] = s;
+            *at += 1;
         }
         self.taken.clear();
         for &s in &self.order {

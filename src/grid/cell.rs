@@ -50,8 +50,8 @@ pub(crate) struct Cell {
     pub clean: CleanObservers,
     /// Scratch tag used to group this tick's work by cell.
     pub tag: u32,
-    /// Scratch counter that goes with `tag`.
-    pub count: u32,
+    /// Scratch: while `tag` is current, the index of this cell's group of changed observers.
+    pub group: u32,
     /// The occupied cells adjacent to this one (up to 8 in 2D, 26 in 3D), kept as cells come
     /// and go, so windows of one cell around it need no hash lookups.
     pub near: Vec<u32>,
