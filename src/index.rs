@@ -301,14 +301,9 @@ impl AoiIndex {
                 old_rules: slot.rules,
             });
         }
-        if slot.is_observer() {
-            remove_radius(&mut self.radii, slot.radius);
-            self.observers -= 1;
-        }
-        if slot.wide {
-            slot.wide = false;
-            self.wide.remove(s);
-        }
+        // The radius count and the wide list change only with the radius or observer-ness (most
+        // changes are moves: no map edit for them).
+        let was = (slot.is_observer(), slot.radius.to_bits());
         slot.has_position = has_position;
         slot.in_grid = in_grid;
         slot.p = p;
@@ -317,12 +312,24 @@ impl AoiIndex {
         slot.rect = rect;
         slot.rules = rules;
         slot.layered = layered;
-        if slot.is_observer() {
-            *self.radii.entry(slot.radius.to_bits()).or_default() += 1;
-            self.observers += 1;
-            if self.wide.is_wide(slot.radius) {
-                slot.wide = true;
+        let is = (slot.is_observer(), slot.radius.to_bits());
+        if was != is {
+            if was.0 {
+                remove_radius(&mut self.radii, was.1);
+                self.observers -= 1;
+            }
+            if is.0 {
+                *self.radii.entry(is.1).or_default() += 1;
+                self.observers += 1;
+            }
+        }
+        let wide = is.0 && self.wide.is_wide(slot.radius);
+        if wide != slot.wide {
+            slot.wide = wide;
+            if wide {
                 self.wide.slots.push(s);
+            } else {
+                self.wide.remove(s);
             }
         }
     }
@@ -378,8 +385,8 @@ impl AoiIndex {
     }
 }
 
-fn remove_radius(radii: &mut BTreeMap<u32, u32>, r: f32) {
-    let bits = r.to_bits();
+/// Takes one observer of radius `bits` (a radius's bits) out of the multiset of radii.
+fn remove_radius(radii: &mut BTreeMap<u32, u32>, bits: u32) {
     let count = radii
         .get_mut(&bits)
         .expect("an indexed observer's radius should be in the multiset");
