@@ -65,7 +65,7 @@ pub enum IndexKind {
     /// follows the moves); a view scans the slab of entities whose `x` is within its reach (its
     /// ends galloped from the entity's own place in the list) and the rule tests the other axes
     /// exactly. The slab spans the whole map across `x`, so it holds more candidates than the
-    /// grid's cells: measured 1.1× to 3.3× slower than the grid on the standard workloads where
+    /// grid's cells: measured 1.1× to 3.2× slower than the grid on the standard workloads where
     /// entities have neighbours, and about 1.2× faster on a huge sparse map where each is alone
     /// (one contiguous list against a scattered cell per entity; the README's "Which index"
     /// table). [`CellSize`] then only
