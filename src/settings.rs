@@ -101,8 +101,8 @@ pub struct AoiStats {
     pub cell_side: f32,
     /// Observers whose radius stands out from the others (each with a radius over twice that
     /// of the 65th-largest observer when the threshold was last derived; a few dozen at most):
-    /// moving targets test them one by one instead of searching the grid that far, and the
-    /// automatic cell side ignores them.
+    /// moving targets test them directly (a target that only stepped, four at a time) instead of
+    /// searching the grid that far, and the automatic cell side ignores them.
     pub wide_observers: usize,
     /// Entities on the last update's shortlist (moved, re-ranged, added or removed).
     pub changed: usize,
