@@ -234,10 +234,7 @@ impl Positions {
             FlipShape::Disc(r2) => {
                 disc_masks::<false>(blocks, (|b| &b.now, now), (|b| &b.start, start_p), |_| [r2; LANES])
             }
-            FlipShape::Rect(half) => (
-                rect_mask(blocks, |b| &b.now, now, half),
-                rect_mask(blocks, |b| &b.start, start_p, half),
-            ),
+            FlipShape::Rect(half) => rect_masks(blocks, now, start_p, half),
         };
         self.runs(range, |start, blocks, valid| {
             let (in_now, in_start) = inside(blocks);
@@ -352,20 +349,17 @@ fn disc_masks<'b, const WITH_Z: bool>(
     (in_a, in_b)
 }
 
-/// Bit `j` set when member `j` of `blocks` (`axes(block)` its position per axis) is inside the
-/// rectangle of half extents `half` around `p` ([`in_rect`](crate::visibility::in_rect)).
+/// The masks of the members inside the rectangle of half extents `half` around `now` (their
+/// positions now) and around `start` (their start-of-tick positions), in one pass over the blocks
+/// as [`disc_masks`] ([`in_rect`](crate::visibility::in_rect)).
 #[inline(always)]
-fn rect_mask<'b>(
-    blocks: &'b [Block],
-    axes: impl Fn(&'b Block) -> &'b [[f32; LANES]; 3],
-    p: [f32; 3],
-    half: [f32; 2],
-) -> u64 {
-    let mut mask = 0u64;
+fn rect_masks(blocks: &[Block], now: [f32; 3], start: [f32; 3], half: [f32; 2]) -> (u64, u64) {
+    let (mut in_now, mut in_start) = (0u64, 0u64);
     for (k, block) in blocks.iter().enumerate() {
-        mask |= u64::from(lanes_in_rect(axes(block), p, half)) << (k * LANES);
+        in_now |= u64::from(lanes_in_rect(&block.now, now, half)) << (k * LANES);
+        in_start |= u64::from(lanes_in_rect(&block.start, start, half)) << (k * LANES);
     }
-    mask
+    (in_now, in_start)
 }
 
 /// Bit `j` set when point `j` of the four is inside the rectangle of half extents `half` around
