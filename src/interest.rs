@@ -65,6 +65,9 @@ pub(crate) struct PairEngine {
     /// `order`, sorted by entity; and the radix sort's second buffer.
     visits: Vec<(Entity, u32)>,
     spare_visits: Vec<(Entity, u32)>,
+    /// By entity index: a visited observer's place in `order`, else [`NOT_VISITED`] (a visit in
+    /// one pass over the components, [`Self::visit_sets`]).
+    visit_at: Vec<u32>,
     /// The lists of the changed observers (in `order`), moved out so tasks can own them.
     taken: Vec<Vec<u32>>,
     /// Their `InterestSet` buffers, moved out likewise.
@@ -83,6 +86,12 @@ pub(crate) struct PairEngine {
     /// Counts for the `Watched` marker, when the plugin keeps it.
     pub watch: Option<WatchTracker>,
 }
+
+/// The changed observers' `InterestSet`s, with their entities.
+pub(crate) type Sets<'w, 's> = Query<'w, 's, (Entity, &'static mut InterestSet)>;
+
+/// [`PairEngine::visit_at`] of an entity index whose set is not visited.
+const NOT_VISITED: u32 = u32::MAX;
 
 /// One edit of an unchanged observer's list, to replay on its `InterestSet`.
 #[derive(Clone, Copy, Debug)]
@@ -119,7 +128,7 @@ impl PairEngine {
     ///
     /// The `InterestSet` of every changed observer is edited in the same pass, from buffers
     /// moved out of the components and back, so no set is copied.
-    pub fn run(&mut self, index: &mut AoiIndex, parallelism: Parallelism, sets: &mut Query<&mut InterestSet>) {
+    pub fn run(&mut self, index: &mut AoiIndex, parallelism: Parallelism, sets: &mut Sets) {
         self.forget_pairs();
         if index.changes.is_empty() {
             return;
@@ -173,14 +182,20 @@ impl PairEngine {
     }
 
     /// Calls `visit` with the `InterestSet` of each changed observer for which
-    /// `wanted(self, place in order, slot)` holds and its buffer in `taken_sets`, in the order of the
-    /// observers' entities: the order of the entities' records and table rows in memory (unless
-    /// entities were despawned and their indices reused), where `order` is random. Each set is
-    /// asked for a few ahead.
+    /// `wanted(self, place in order, slot)` holds and its buffer in `taken_sets`.
+    ///
+    /// When they are a good share of the sets (at least a quarter of the observers), in one pass
+    /// over the components in their own order, picking the wanted ones by entity index: no
+    /// lookup per set and no sort (uniform 50k, four alternating `scenario` runs: one thread
+    /// ~42.3 → ~41.4 ms an update, two ~25.8 → ~25.0; uniform 10k 1.7% fewer instructions).
+    /// Otherwise in the
+    /// order of the observers' entities (the order of the entities' records and table rows in
+    /// memory, unless entities were despawned and their indices reused, where `order` is random),
+    /// each set looked up and asked for a few ahead.
     fn visit_sets(
         &mut self,
         index: &AoiIndex,
-        sets: &mut Query<&mut InterestSet>,
+        sets: &mut Sets,
         wanted: impl Fn(&Self, usize, u32) -> bool,
         visit: impl Fn(&mut InterestSet, &mut Vec<Entity>),
     ) {
@@ -191,13 +206,32 @@ impl PairEngine {
                 self.visits.push((index.entities[o as usize], at as u32));
             }
         }
+        if self.visits.len() * 4 >= index.observers {
+            for &(observer, at) in &self.visits {
+                let i = observer.index_u32() as usize;
+                if self.visit_at.len() <= i {
+                    self.visit_at.resize(i + 1, NOT_VISITED);
+                }
+                self.visit_at[i] = at;
+            }
+            for (entity, mut set) in sets.iter_mut() {
+                let at = self.visit_at.get(entity.index_u32() as usize).copied();
+                if let Some(at) = at.filter(|&at| at != NOT_VISITED) {
+                    visit(&mut set, &mut self.taken_sets[at as usize]);
+                }
+            }
+            for &(observer, _) in &self.visits {
+                self.visit_at[observer.index_u32() as usize] = NOT_VISITED;
+            }
+            return;
+        }
         sort_by_u32_key(&mut self.visits, &mut self.spare_visits, |v| v.0.index_u32());
         let mut ahead = self.visits.iter().skip(AHEAD);
         for &(observer, at) in &self.visits {
             if let Some(&(next, _)) = ahead.next() {
                 prefetch_set(sets, next);
             }
-            if let Ok(mut set) = sets.get_mut(observer) {
+            if let Ok((_, mut set)) = sets.get_mut(observer) {
                 visit(&mut set, &mut self.taken_sets[at as usize]);
             }
         }

@@ -3,9 +3,9 @@
 //! of an item a few items ahead lets its cache misses overlap with the work on the current one.
 //! Hints only: no effect on results.
 
-use bevy_ecs::{entity::Entity, system::Query};
+use bevy_ecs::entity::Entity;
 
-use crate::components::InterestSet;
+use crate::interest::Sets;
 
 /// How many items ahead the edit loops ask for their buffers: enough to cover a miss to memory
 /// with the work of the items between, few enough that the lines are still cached when used.
@@ -32,8 +32,8 @@ pub(crate) fn prefetch_end<T>(data: &[T]) {
 /// Looks up `entity`'s `InterestSet` (the lookup's own loads are not waited for: nothing
 /// depends on them) and hints the CPU to bring the component into cache.
 #[inline(always)]
-pub(crate) fn prefetch_set(sets: &Query<&mut InterestSet>, entity: Entity) {
-    if let Ok(set) = sets.get(entity) {
+pub(crate) fn prefetch_set(sets: &Sets, entity: Entity) {
+    if let Ok((_, set)) = sets.get(entity) {
         prefetch(core::slice::from_ref(set));
     }
 }

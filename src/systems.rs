@@ -4,9 +4,9 @@ use bevy_ecs::{prelude::*, query::QueryItem};
 use bevy_tasks::{ComputeTaskPool, TaskPool};
 
 use crate::{
-    components::{InterestSet, PendingRemovals, Position, ViewRange, ViewRect},
+    components::{PendingRemovals, Position, ViewRange, ViewRect},
     index::AoiIndex,
-    interest::{PairEngine, Parallelism, join},
+    interest::{PairEngine, Parallelism, Sets, join},
     messages::{EnterReason, EnterView, LeaveReason, LeaveView, TierChanged},
     prefetch::{AHEAD, prefetch, prefetch_set},
     rules::{AoiInstance, AoiLayers, AoiVisibility, PendingWatchers, Watchers},
@@ -121,7 +121,7 @@ pub(crate) fn compute_interest(
     mut work: ResMut<AoiPairEngine>,
     settings: Res<AoiSettings>,
     mut stats: ResMut<AoiStats>,
-    mut sets: Query<&mut InterestSet>,
+    mut sets: Sets,
 ) {
     let index = &mut *index;
     let work = &mut work.0;
@@ -330,9 +330,9 @@ fn task_pool(settings: &AoiSettings) -> Option<&'static TaskPool> {
 
 /// Mirrors the index's lists into the `InterestSet` components of the observers that stopped
 /// observing and of the unchanged ones (the changed ones were written during the computation).
-fn sync_sets(index: &AoiIndex, work: &mut PairEngine, sets: &mut Query<&mut InterestSet>) {
+fn sync_sets(index: &AoiIndex, work: &mut PairEngine, sets: &mut Sets) {
     for &o in &work.stopped_observers {
-        if let Ok(mut set) = sets.get_mut(index.entities[o as usize]) {
+        if let Ok((_, mut set)) = sets.get_mut(index.entities[o as usize]) {
             set.clear();
         }
     }
@@ -351,11 +351,11 @@ fn sync_sets(index: &AoiIndex, work: &mut PairEngine, sets: &mut Query<&mut Inte
             prefetch_set(sets, next.observer);
         }
         if let Some(next) = near.next()
-            && let Ok(set) = sets.get(next.observer)
+            && let Ok((_, set)) = sets.get(next.observer)
         {
             prefetch(set.as_slice());
         }
-        if let Ok(mut set) = sets.get_mut(edit.observer) {
+        if let Ok((_, mut set)) = sets.get_mut(edit.observer) {
             if edit.entered {
                 set.insert(edit.target);
             } else {
