@@ -62,7 +62,8 @@ pub(crate) struct PairEngine {
     grouped: Vec<(u32, u32)>,
     cursors: Vec<u32>,
     /// The changed observers whose `InterestSet`s are taken or put back, with their places in
-    /// `order`, sorted by entity; and the radix sort's second buffer.
+    /// `order` (sorted by entity when the sets are looked up one by one); and the radix sort's
+    /// second buffer.
     visits: Vec<(Entity, u32)>,
     spare_visits: Vec<(Entity, u32)>,
     /// By entity index: a visited observer's place in `order`, else [`NOT_VISITED`] (a visit in
@@ -87,7 +88,8 @@ pub(crate) struct PairEngine {
     pub watch: Option<WatchTracker>,
 }
 
-/// The changed observers' `InterestSet`s, with their entities.
+/// The `InterestSet`s the engine writes (changed observers' and, replaying edits, unchanged
+/// ones'), with their entities.
 pub(crate) type Sets<'w, 's> = Query<'w, 's, (Entity, &'static mut InterestSet)>;
 
 /// [`PairEngine::visit_at`] of an entity index whose set is not visited.
@@ -188,10 +190,9 @@ impl PairEngine {
     /// over the components in their own order, picking the wanted ones by entity index: no
     /// lookup per set and no sort (uniform 50k, four alternating `scenario` runs: one thread
     /// ~42.3 → ~41.4 ms an update, two ~25.8 → ~25.0; uniform 10k 1.7% fewer instructions).
-    /// Otherwise in the
-    /// order of the observers' entities (the order of the entities' records and table rows in
-    /// memory, unless entities were despawned and their indices reused, where `order` is random),
-    /// each set looked up and asked for a few ahead.
+    /// Otherwise in the order of the observers' entities (the order of the entities' records and
+    /// table rows in memory, unless entities were despawned and their indices reused, where
+    /// `order` is random), each set looked up and asked for a few ahead.
     fn visit_sets(
         &mut self,
         index: &AoiIndex,
