@@ -10,7 +10,7 @@
 //!
 //! | observer \ target | unchanged or stepped | jumped |
 //! |---|---|---|
-//! | unchanged | the target's scan | the target's scan |
+//! | unchanged | the target's scan (or its flip scan, below) | the target's scan |
 //! | stepping (flip scan) | the observer's flip scan | the target's scan |
 //! | recomputing | the observer's recompute | the observer's recompute |
 //!
@@ -24,6 +24,15 @@
 //!   jumped target tests the stepping observers too, where they were and where they are. The
 //!   few *wide* observers ([`crate::wide`]) are tested from their list instead of the cells, so
 //!   the cells searched follow the ordinary radius, not the largest one.
+//! - A **stepping observer** that is a disc at least as large as every ordinary radius, in
+//!   `Normal` visibility, is also a stepping target whose flip scan can do its target scan's
+//!   work: its window holds every cell that scan would search, and for the unchanged observers
+//!   there (which did not move) the flip scan's two distances per member are the target scan's
+//!   two. So its flip scan also judges them, with their own radii
+//!   ([`crate::slot::Slot::flip_scans_as_target`]), and its target scan only tests the wide
+//!   observers. Measured (`scenario`, 5% moving 50k, one thread, three alternating runs):
+//!   5.4–6.0 → 5.1–5.2 ms an update, the target scans 1.13 → 0.03 ms and the flip scans
+//!   2.16 → 2.45 ms.
 //!
 //! Only differences touch an `InterestSet` (a merge per changed observer, an insert or remove
 //! per edit of an unchanged one), so sets stay sorted without being sorted. Tasks take
@@ -126,7 +135,8 @@ impl PairEngine {
     /// Decides every visibility change of the tick and updates the index's lists; the pairs are
     /// then read with [`Self::enters`] and [`Self::leaves`], in the deterministic order:
     /// observers that stopped observing, changed observers by cell group, then unchanged
-    /// observers by changed target in shortlist order.
+    /// observers by changed target: those the targets' flip scans judged (by cell group), then
+    /// the target scans' (in shortlist order).
     ///
     /// The `InterestSet` of every changed observer is edited in the same pass, from buffers
     /// moved out of the components and back, so no set is copied.
@@ -399,11 +409,20 @@ impl PairEngine {
     }
 
     /// Changed targets against unchanged observers. Results go to the scratch buffers after the
-    /// observers' (`scratch[tasks..2 * tasks]`), then the lists are edited in order.
+    /// observers' (`scratch[tasks..2 * tasks]`), after the pairs the flip scans judged for their
+    /// observers as targets; then the lists are edited in order.
     fn scan_targets(&mut self, index: &mut AoiIndex, pool: Option<&TaskPool>, tasks: usize) {
         self.edits.clear();
-        let out = &mut self.scratch[tasks..2 * tasks];
+        let (groups, out) = self.scratch[..2 * tasks].split_at_mut(tasks);
         out.iter_mut().for_each(TaskBuffers::clear);
+        // The pairs flip scans decided for their observers as targets come first, in task order
+        // (so in `order`), then the target scans': the same sequence whatever the number of
+        // tasks.
+        for group in groups.iter() {
+            out[0].enters.pairs.extend_from_slice(&group.clean_enters.pairs);
+            out[0].enters.count += group.clean_enters.count;
+            out[0].leaves.extend_from_slice(&group.clean_leaves);
+        }
         let any_clean = index.observers > self.order.len();
         let view = View::of(index);
         let changes = &index.changes[..];

@@ -2,9 +2,11 @@
 //! which pair is in `interest.rs`):
 //! - [`observer_group`]: a cell's changed observers. A *stepping* observer tests each member of
 //!   its window at the start and at the end of the tick and edits its list where the two differ
-//!   (a flip scan); any other changed observer recomputes its whole list.
-//! - [`target`]: one changed target against the observers that did not change (and, for a
-//!   *jumped* target, against the stepping observers too).
+//!   (a flip scan, [`flip`]; where it may, it also judges the unchanged observers' views of it
+//!   as a target, from the same distances); any other changed observer recomputes its whole
+//!   list.
+//! - [`target()`] ([`mod@target`]): one changed target against the observers that did not
+//!   change (and, for a jumped target, against the stepping observers too).
 //!
 //! With the sorted-axes index each instance is one cell, sorted along `x`, and every scan narrows
 //! it to the slab within its reach ([`Grid::slab`]); nothing else differs.
@@ -14,17 +16,19 @@ use std::collections::BTreeMap;
 
 use bevy_ecs::entity::Entity;
 
+mod flip;
+mod target;
+
+use flip::flip_scan;
+pub(crate) use target::target;
+
 use crate::{
     components::{merge_targets, reserve_with_headroom},
-    config::IndexKind,
-    grid::{Cell, FlipShape, Grid, Member},
+    grid::{Cell, Grid, Member},
     index::{AoiIndex, Touches},
-    lists::remove_seen,
     prefetch::prefetch,
-    rules::AoiVisibility,
-    slot::{Change, Slot, observer_of},
-    visibility::{ObserverState, TargetState, in_rect, observer_region, observer_slab, sees},
-    wide::WideObservers,
+    slot::Slot,
+    visibility::in_rect,
 };
 
 /// In a buffer of enters, `(o, WHOLE_LIST)` stands for every entry of `o`'s list after the
@@ -46,6 +50,11 @@ pub(crate) struct TaskBuffers {
     /// This task's enters and leaves, as `(observer, target)` slots, in decision order.
     pub enters: Enters,
     pub leaves: Vec<(u32, u32)>,
+    /// The pairs its flip scans decided for their observers as targets
+    /// ([`Slot::flip_scans_as_target`]): `(clean observer, target)` slots, in decision order.
+    /// They join the target scans' results, whose lists they edit.
+    pub clean_enters: Enters,
+    pub clean_leaves: Vec<(u32, u32)>,
 }
 
 impl TaskBuffers {
@@ -65,6 +74,8 @@ impl TaskBuffers {
     pub fn clear(&mut self) {
         self.enters.clear();
         self.leaves.clear();
+        self.clean_enters.clear();
+        self.clean_leaves.clear();
     }
 }
 
@@ -216,48 +227,6 @@ fn each_lane(mut mask: u64, mut hit: impl FnMut(usize)) {
     }
 }
 
-/// A stepping observer's flip scan: each member of its window (a jumped target's pair is decided
-/// by that target's own scan) is tested with both ends where they were at the start of the tick
-/// and where they are now; where the answers differ the pair enters or leaves, and the list and
-/// set are edited in place. Nothing else changed for the pair (same radius, rules, instance), so
-/// the start answer is exactly what the list holds.
-fn flip_scan(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut Vec<Entity>, scratch: &mut TaskBuffers) {
-    let me = &view.slots[o as usize];
-    let (now, start, layers) = (me.p, me.start_p, me.rules.sees);
-    scratch.entering.clear();
-    scratch.leaving.clear();
-    let mut flip = |target: u32, entity: Entity, inside_now: bool| {
-        if inside_now {
-            list.push(target);
-            scratch.entering.push(entity);
-            scratch.enters.push(o, target);
-        } else {
-            remove_seen(list, target);
-            scratch.leaving.push(entity);
-            scratch.leaves.push((o, target));
-        }
-    };
-    // Both ends tested four members at a time over the cells' positions, as a disc or as a
-    // rectangle; a flip's slot and layers are in the block just tested, its entity in the packed
-    // array (the member's own record would be one more cache miss per flip).
-    let shape = me.rect.map_or(FlipShape::Disc(me.r2), FlipShape::Rect);
-    scan_cells(view, me, cells, me.scan_extent(view.step_reach), |cell, range| {
-        cell.pos
-            .flips(range, now, start, shape, view.grid.with_z(), |first, flips, inside| {
-                each_lane(flips, |j| {
-                    let lane = cell.pos.lane(first + j);
-                    if lane.slot != o && layers & lane.flip_layers != 0 {
-                        flip(lane.slot, view.entities[lane.slot as usize], (inside >> j) & 1 != 0);
-                    }
-                });
-            });
-    });
-    // The view layer writes the sets of the observers it owns.
-    if !me.owned {
-        merge_targets(set, &mut scratch.entering, &mut scratch.leaving);
-    }
-}
-
 /// Recomputes one changed observer's whole list from the members of its window, then its
 /// instance's `Always`-visible targets, and diffs it against the old list with per-slot marks
 /// (no list is sorted); only the differences are merged into its `InterestSet`.
@@ -339,188 +308,4 @@ fn recompute(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
     if !me.owned {
         merge_targets(set, &mut scratch.entering, &mut scratch.leaving);
     }
-}
-
-/// The cells where the observers affected by one changed target are: around its old and new
-/// positions (within `reach`) in their instances, or every cell of an instance where it is or
-/// was `Always` visible. Each cell is listed once.
-fn target_cells(grid: &Grid, me: &Slot, ch: &Change, reach: f32, out: &mut Vec<u32>) {
-    match (
-        observer_region(grid, &me.target(), reach),
-        observer_region(grid, &ch.old_target(), reach),
-    ) {
-        (Some(a), Some(b)) if a.overlaps(&b) => grid.cells_around(me.cell, &a.union(&b), out),
-        (Some(a), None) => grid.cells_around(me.cell, &a, out),
-        (a, b) => {
-            for w in a.iter().chain(b.iter()) {
-                grid.cells_in(w, out);
-            }
-        }
-    }
-}
-
-/// The parts of cell `c` where observers of a changed target may be (its
-/// [`observer_slab`]s now and at the start of the tick, searched from member `near`), each member
-/// in at most one of them.
-fn target_slabs(
-    grid: &Grid,
-    c: u32,
-    near: usize,
-    now: &TargetState,
-    before: &TargetState,
-    reach: f32,
-) -> [Range<usize>; 2] {
-    if grid.kind() == IndexKind::Grid {
-        // The cell is listed because one of the two regions covers it: the whole cell, once.
-        return [0..grid.cells[c as usize].members.len(), 0..0];
-    }
-    let slab = |t| observer_slab(grid, c, near, t, reach);
-    match (slab(now), slab(before)) {
-        (Some(a), Some(b)) if a.start <= b.end && b.start <= a.end => [a.start.min(b.start)..a.end.max(b.end), 0..0],
-        (a, b) => [a.unwrap_or(0..0), b.unwrap_or(0..0)],
-    }
-}
-
-/// Finds the observers whose view of one changed target flips, among those whose pairs with it
-/// no other scan decides: the clean observers (the wide ones from their list, the others in the
-/// cells around the target within the ordinary `reach`), and for a jumped target the stepping
-/// observers too, tested where they were at the start of the tick and where they are now.
-/// `any_clean` says whether any observer is clean this tick.
-pub(crate) fn target(
-    view: View,
-    wide: &WideObservers,
-    ch: &Change,
-    reach: f32,
-    any_clean: bool,
-    scratch: &mut TaskBuffers,
-) {
-    let me = &view.slots[ch.slot as usize];
-    // A target that only stepped, with its rules and its observers' unchanged, flips only by
-    // distance; `Always` and `Hidden` ones do not depend on it.
-    if !me.jumped && (!any_clean || me.rules.mode != AoiVisibility::Normal) {
-        // A stepping `Always` target's tier may change for any observer of its instance.
-        if let Some(touches) = view.touches
-            && me.rules.mode == AoiVisibility::Always
-        {
-            touches.touch_everyone();
-        }
-        return;
-    }
-    let (now, before) = (me.target(), ch.old_target());
-    // Records the pair if observer `o` (as `start` at the start of the tick, as `end` now) sees
-    // the target now and not before, or the other way round; and, for the view layer, touches
-    // `o` if it sees the target at either time.
-    let mut judge = |o: u32, start: ObserverState, end: ObserverState| {
-        let (is, was) = (sees(&end, &now), sees(&start, &before));
-        if is != was {
-            if is {
-                scratch.enters.push(o, ch.slot);
-            } else {
-                scratch.leaves.push((o, ch.slot));
-            }
-        }
-        if let Some(touches) = view.touches
-            && (is || was)
-        {
-            touches.touch(o);
-        }
-    };
-    if me.jumped {
-        for &w in &wide.slots {
-            let o = &view.slots[w as usize];
-            // A changed wide observer recomputes its own list.
-            if !o.on_shortlist {
-                let at = o.observer_at(o.p);
-                judge(w, at, at);
-            }
-        }
-    } else {
-        // A stepping `Normal` target, as in the cells below: the wide observers' discs (a
-        // rectangle's disc around it) tested four at a time, and an observer judged only if its
-        // disc holds the target at either end (else it sees it at neither) and, for a disc
-        // while the view layer needs no touches, only where the step flips the test (else it
-        // sees it at both ends or at neither). Changed ones have a negative radius there.
-        let with_z = view.grid.with_z();
-        let every_seer = view.touches.is_some();
-        wide.places
-            .seeing(0..wide.slots.len(), now.p, before.p, with_z, |start, flips, sees| {
-                each_lane(sees, |j| {
-                    let w = wide.slots[start + j];
-                    let o = &view.slots[w as usize];
-                    if (flips >> j) & 1 != 0 || o.rect.is_some() || every_seer {
-                        let at = o.observer_at(o.p);
-                        judge(w, at, at);
-                    }
-                });
-            });
-    }
-    let reach = if me.jumped { reach + view.step_reach } else { reach };
-    let mut cells = core::mem::take(&mut scratch.cells);
-    cells.clear();
-    target_cells(view.grid, me, ch, reach, &mut cells);
-    for &c in &cells {
-        let cell = &view.grid.cells[c as usize];
-        let instance = cell.key[3] as u32;
-        // Its own member is the place to search from in its cell (a hint only).
-        let near = if c == me.cell { me.member_index as usize } else { 0 };
-        let slabs = target_slabs(view.grid, c, near, &now, &before, reach);
-        if me.jumped {
-            for m in slabs.into_iter().flat_map(|r| &cell.members[r]).filter(|m| m.r2 >= 0.0) {
-                let end = observer_of(m, instance, view.slots);
-                judge(m.slot, ObserverState { p: m.start_p, ..end }, end);
-            }
-        } else if cell.clean.all > 0 {
-            // A stepping `Normal` target in its own instance's cells: `sees` reduces to the
-            // layers and the two distances, tested four members at a time over the cells'
-            // positions with each member's own radius. For a rectangular view the distances
-            // test the disc around it: being in that disc at either end makes it a candidate,
-            // judged exactly.
-            let (member, touches) = (now.rules.member, view.touches);
-            let candidate = |m: &Member| m.is_clean_observer() & ((m.sees & member) != 0);
-            // Only the flips need judging, unless the view layer wants every observer that sees
-            // the target or a rectangle must be judged exactly (then each candidate's record is
-            // read).
-            let every_seer = touches.is_some() || cell.clean.rects > 0;
-            for range in slabs {
-                cell.pos
-                    .seeing(range, now.p, before.p, view.grid.with_z(), |start, flips, sees| {
-                        if !every_seer {
-                            // Every clean observer here has a disc: its block lane holds all that
-                            // the rule reads of it.
-                            each_lane(flips, |j| {
-                                let lane = cell.pos.lane(start + j);
-                                if lane.clean_sees & member != 0 {
-                                    let at = ObserverState {
-                                        p: lane.p,
-                                        r2: lane.r2,
-                                        rect: None,
-                                        sees: lane.clean_sees,
-                                        instance,
-                                    };
-                                    judge(lane.slot, at, at);
-                                }
-                            });
-                            return;
-                        }
-                        each_bit(&cell.members[start..], sees, |m, j| {
-                            if !candidate(m) {
-                                return;
-                            }
-                            if (flips >> j) & 1 != 0 || m.rect {
-                                // A flip, or a rectangular view whose disc around it saw the target
-                                // at either end: judged exactly.
-                                let at = observer_of(m, instance, view.slots);
-                                judge(m.slot, at, at);
-                            } else if let Some(touches) = touches {
-                                // For the view layer, a disc observer that sees the target at both
-                                // ends is touched without judging it (the disc test is its whole
-                                // rule here, and it does not flip).
-                                touches.touch(m.slot);
-                            }
-                        });
-                    });
-            }
-        }
-    }
-    scratch.cells = cells;
 }

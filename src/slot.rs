@@ -54,6 +54,11 @@ pub(crate) struct Slot {
     /// rules, joined or left the index): stepping observers skip it, its own target scan decides
     /// its pairs with them.
     pub jumped: bool,
+    /// On the shortlist as a stepping observer whose flip scan also decides its pairs as a
+    /// target with the clean observers of its window (a disc at least as large as any ordinary
+    /// radius, `Normal` visibility): the same two distances per member answer both, and its own
+    /// target scan then tests only the wide observers.
+    pub flip_scans_as_target: bool,
     /// Layers, visibility mode and instance.
     pub rules: Rules,
     /// It is an observer with a view-model component ([`crate::view_model`]); its radius or
@@ -83,6 +88,7 @@ impl Slot {
             wide: false,
             stepping: false,
             jumped: false,
+            flip_scans_as_target: false,
             rules: Rules::default(),
             layered: false,
             owned: false,

@@ -245,6 +245,40 @@ impl Positions {
         });
     }
 
+    /// [`flips`](Self::flips) for a disc of squared radius `r2`, and in the same pass each
+    /// member's own view of the scanning observer as a target at its two points (a stepping
+    /// observer is a stepping target too): calls `hits(start, flips, inside, seen_now,
+    /// seen_start)` for each run with a flip either way (`every_seer`: or with a member that
+    /// sees it at either point, as [`seeing`](Self::seeing) reports), bit `j` of `seen_now` set
+    /// when member `start + j` sees `now` with its own radius, of `seen_start` when its
+    /// start-of-tick position sees `start_p`. Both views share the two distances per member; for
+    /// a member that did not move this tick (its start position is its position, as for every
+    /// clean observer) `seen_start` is [`seeing`](Self::seeing)'s test at `start_p` bit for bit.
+    #[expect(clippy::too_many_arguments, reason = "the two points, the radius and what to report")]
+    #[inline(always)]
+    pub fn flips_both_ways(
+        &self,
+        range: Range<usize>,
+        now: [f32; 3],
+        start_p: [f32; 3],
+        r2: f32,
+        with_z: bool,
+        every_seer: bool,
+        mut hits: impl FnMut(usize, u64, u64, u64, u64),
+    ) {
+        self.runs(range, |start, blocks, valid| {
+            let [in_now, in_start, seen_now, seen_start] = if with_z {
+                disc_masks_both_ways::<true>(blocks, now, start_p, r2)
+            } else {
+                disc_masks_both_ways::<false>(blocks, now, start_p, r2)
+            }
+            .map(|mask| mask & valid);
+            if in_now != in_start || seen_now != seen_start || (every_seer && seen_now | seen_start != 0) {
+                hits(start, in_now ^ in_start, in_now, seen_now, seen_start);
+            }
+        });
+    }
+
     /// Calls `hits(start, flips, sees)` for each run of members from `start` (as
     /// [`within`](Self::within)) of which at least one in `range` sees a target at `now` or at
     /// `before` with its own radius (`dist2(member, target) <= r2`): bit `j` of `sees` is set
@@ -349,6 +383,23 @@ fn disc_masks<'b, const WITH_Z: bool>(
     (in_a, in_b)
 }
 
+/// [`disc_masks`] of a flip scan (positions now around `now`, start positions around `start`,
+/// the observer's squared radius `r2`), then the same two with each member's own radius, from
+/// the same distances.
+#[inline(always)]
+fn disc_masks_both_ways<const WITH_Z: bool>(blocks: &[Block], now: [f32; 3], start: [f32; 3], r2: f32) -> [u64; 4] {
+    let mine = [r2; LANES];
+    let mut masks = [0u64; 4];
+    for (k, block) in blocks.iter().enumerate() {
+        let (in_now, seen_now) = lanes_within_both::<WITH_Z>(&block.now, now, &mine, &block.r2);
+        let (in_start, seen_start) = lanes_within_both::<WITH_Z>(&block.start, start, &mine, &block.r2);
+        for (mask, bits) in masks.iter_mut().zip([in_now, in_start, seen_now, seen_start]) {
+            *mask |= u64::from(bits) << (k * LANES);
+        }
+    }
+    masks
+}
+
 /// The masks of the members inside the rectangle of half extents `half` around `now` (their
 /// positions now) and around `start` (their start-of-tick positions), in one pass over the blocks
 /// as [`disc_masks`] ([`in_rect`](crate::visibility::in_rect)).
@@ -399,13 +450,25 @@ fn lanes_in_rect([x, y, _]: &[[f32; LANES]; 3], p: [f32; 3], half: [f32; 2]) -> 
     })
 }
 
-/// Bit `j` set when point `j` of the four is within `r2[j]` of `p`, in SSE: the same operations
-/// in the same order as [`dist2`](super::dist2), so the same answers. Without `WITH_Z` the third
+/// Bit `j` set when point `j` of the four is within `r2[j]` of `p`: the same operations in the
+/// same order as [`dist2`](super::dist2) (in SSE on `x86_64`), so the same answers. Without `WITH_Z` the third
 /// axis is left out: where it is 0 on both sides [`dist2`](super::dist2) adds exactly `+0.0`
 /// to a sum of squares, which changes no comparison.
+#[inline(always)]
+fn lanes_within<const WITH_Z: bool>(axes: &[[f32; LANES]; 3], p: [f32; 3], r2: &[f32; LANES]) -> u32 {
+    lanes_within_both::<WITH_Z>(axes, p, r2, r2).0
+}
+
+/// [`lanes_within`] with two sets of squared radii, `r2` and `r2_too`, from one computation of
+/// the distances, in SSE.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn lanes_within<const WITH_Z: bool>([x, y, z]: &[[f32; LANES]; 3], p: [f32; 3], r2: &[f32; LANES]) -> u32 {
+fn lanes_within_both<const WITH_Z: bool>(
+    [x, y, z]: &[[f32; LANES]; 3],
+    p: [f32; 3],
+    r2: &[f32; LANES],
+    r2_too: &[f32; LANES],
+) -> (u32, u32) {
     use core::arch::x86_64::{
         _mm_add_ps, _mm_cmple_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_mul_ps, _mm_set1_ps, _mm_sub_ps,
     };
@@ -424,18 +487,28 @@ fn lanes_within<const WITH_Z: bool>([x, y, z]: &[[f32; LANES]; 3], p: [f32; 3], 
             let dz = axis(z, p[2]);
             d = _mm_add_ps(d, _mm_mul_ps(dz, dz));
         }
-        _mm_movemask_ps(_mm_cmple_ps(d, _mm_loadu_ps(r2.as_ptr()))) as u32
+        let within = |r2: &[f32; LANES]| _mm_movemask_ps(_mm_cmple_ps(d, _mm_loadu_ps(r2.as_ptr()))) as u32;
+        (within(r2), within(r2_too))
     }
 }
 
-/// Bit `j` set when point `j` of the four is within `r2[j]` of `p` (other architectures; the
-/// third axis only `WITH_Z`, as above).
+/// [`lanes_within`] with two sets of squared radii (other architectures; the third axis only
+/// `WITH_Z`, as above).
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn lanes_within<const WITH_Z: bool>([x, y, z]: &[[f32; LANES]; 3], p: [f32; 3], r2: &[f32; LANES]) -> u32 {
-    (0..LANES).fold(0, |bits, j| {
+fn lanes_within_both<const WITH_Z: bool>(
+    [x, y, z]: &[[f32; LANES]; 3],
+    p: [f32; 3],
+    r2: &[f32; LANES],
+    r2_too: &[f32; LANES],
+) -> (u32, u32) {
+    (0..LANES).fold((0, 0), |(bits, bits_too), j| {
         let q = [x[j], y[j], if WITH_Z { z[j] } else { p[2] }];
-        bits | u32::from(super::dist2(q, p) <= r2[j]) << j
+        let d = super::dist2(q, p);
+        (
+            bits | u32::from(d <= r2[j]) << j,
+            bits_too | u32::from(d <= r2_too[j]) << j,
+        )
     })
 }
 

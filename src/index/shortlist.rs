@@ -9,6 +9,7 @@ use crate::{
     grid::{CellKey, Grid, Member, NO_CELL, dist2},
     prefetch::AHEAD,
     radix::sort_by_u32_key,
+    rules::AoiVisibility,
     slot::{STEP_SLACK, Slot},
     visibility::{always_in, scan_layers},
     wide::threshold,
@@ -149,6 +150,10 @@ impl AoiIndex {
         let limit = self.grid.side() * STEP_LIMIT_OVER_SIDE;
         let mut largest = 0.0f32;
         self.stepped = 0;
+        // A flip scan finds the clean observers that see the scanning target too when its
+        // window holds every cell the target scan would search (the ordinary reach around both
+        // of its points).
+        let reach = self.ordinary_reach();
         for ch in &self.changes {
             let slot = &mut self.slots[ch.slot as usize];
             let step = dist2(ch.old_p, slot.p).sqrt();
@@ -160,6 +165,10 @@ impl AoiIndex {
                 && ch.old_r2.to_bits() == slot.r2.to_bits()
                 && ch.old_rect == slot.rect
                 && self.lists[ch.slot as usize].len() >= flip_scan_min_seen;
+            slot.flip_scans_as_target = slot.stepping
+                && slot.rect.is_none()
+                && slot.rules.mode == AoiVisibility::Normal
+                && slot.radius >= reach;
             if steps {
                 largest = largest.max(step);
                 self.stepped += 1;

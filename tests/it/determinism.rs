@@ -61,3 +61,57 @@ fn message_order_is_identical_with(index: IndexKind, flip_scan_min_seen: usize) 
         "two parallel runs should write the same sequence"
     );
 }
+
+/// The messages of walkers of one radius, a third of them standing still and a few jumping: the
+/// pairs of the stepping walkers with the standing observers are decided by the walkers' flip
+/// scans (`Slot::flip_scans_as_target`), in every task, and must join the jumping ones' target
+/// scans' pairs in the same order whatever the number of tasks.
+fn record_walkers(index: IndexKind, parallel: bool) -> Vec<(Pairs, Pairs)> {
+    ComputeTaskPool::get_or_init(|| TaskPoolBuilder::new().num_threads(4).build());
+    let mut app = Checked::new(AoiPlugin {
+        index,
+        ..Default::default()
+    });
+    app.world().insert_resource(AoiSettings {
+        parallel,
+        min_parallel_changes: 0,
+        flip_scan_min_seen: 0,
+        ..Default::default()
+    });
+    for i in 0..600u32 {
+        let (x, y) = ((i * 37 % 600) as f32 * 0.6, (i * 91 % 600) as f32 * 0.6);
+        app.world().spawn((Position::new(x, y), ViewRange::new(40.0)));
+    }
+    app.update();
+    for tick in 0..30 {
+        drift(app.world(), |i| {
+            if i % 3 == 2 {
+                return (0.0, 0.0);
+            }
+            if (i + tick) % 40 == 0 {
+                // A jump: its target scan decides its pairs with the standing observers.
+                return (90.0, 0.0);
+            }
+            let a = (i * 7 + tick / 5) as f32 * 0.61;
+            (3.0 * a.cos(), 3.0 * a.sin())
+        });
+        app.update();
+    }
+    app.log
+}
+
+#[test]
+fn walkers_among_standing_observers_write_the_same_order_with_and_without_threads() {
+    for index in INDEXES {
+        let single = record_walkers(index, false);
+        assert!(
+            single.iter().map(|(e, l)| e.len() + l.len()).sum::<usize>() > 1000,
+            "the walkers should enter and leave views many times"
+        );
+        assert_eq!(
+            single,
+            record_walkers(index, true),
+            "{index:?}: parallel and single-threaded runs should write the same messages in the same order"
+        );
+    }
+}

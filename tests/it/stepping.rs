@@ -68,6 +68,63 @@ fn stepping_walkers_with_rule_changes_and_small_cells_match_brute_force() {
     }
 }
 
+/// Walkers of radius 30 stepping among as many that stand still (every other one in query
+/// order); one in ten of all sees a 20 × 12 rectangle (which the disc of radius 23.3 around it
+/// holds), `big` of those standing see a radius of 45 (larger than the walkers' but not wide),
+/// and, `layered`, one in ten grades its view in tiers (the view layer owns it and must look at
+/// every target it sees that moves, flip or not: its tier may change); 60 ticks, every update
+/// checked against brute force.
+fn walkers_among_standing_observers(plugin: AoiPlugin, big: usize, layered: bool) -> Checked {
+    let mut app = Checked::new(plugin);
+    app.world().insert_resource(AoiSettings {
+        flip_scan_min_seen: 0,
+        ..Default::default()
+    });
+    for i in 0..300u32 {
+        let (x, y) = ((i * 37 % 300) as f32 * 0.4, (i * 91 % 300) as f32 * 0.4);
+        let p = Position::new(x, y);
+        let entity = if (i as usize) < big {
+            app.world().spawn((p, ViewRange::new(45.0))).id()
+        } else if i % 10 == 3 {
+            app.world().spawn((p, ViewRect::new(20.0, 12.0))).id()
+        } else {
+            app.world().spawn((p, ViewRange::new(30.0))).id()
+        };
+        if layered && i % 10 == 7 {
+            app.world().entity_mut(entity).insert(ViewTiers::new([10.0, 20.0]));
+        }
+    }
+    app.update();
+    for tick in 0..60 {
+        drift(app.world(), |i| {
+            if i < big || i % 2 == 1 {
+                return (0.0, 0.0);
+            }
+            let a = (i * 7 + tick / 6) as f32 * 0.61;
+            (2.5 * a.cos(), 2.5 * a.sin())
+        });
+        app.update();
+    }
+    assert!(
+        app.total_enters > 1000 && app.total_leaves > 1000,
+        "walkers should enter and leave the standing observers' views many times"
+    );
+    app
+}
+
+#[test]
+fn walkers_stepping_past_standing_observers_match_brute_force() {
+    // One radius: each walker's flip scan also finds the standing observers that see it
+    // (`Slot::flip_scans_as_target`), rectangles and, with the view layer, every observer whose
+    // disc holds it included. Larger standing observers: a walker's window is too small for
+    // them, so its target scan searches the cells as before.
+    for (big, layered) in [(0, false), (0, true), (10, false)] {
+        for plugin in on_each_index(&AoiPlugin::default()) {
+            walkers_among_standing_observers(plugin, big, layered);
+        }
+    }
+}
+
 #[test]
 fn a_target_jumping_away_from_an_observer_stepping_out_of_its_region_leaves() {
     // Cells of side 10: the observer at 10.5 sees the target at 20.5 (the boundary), then

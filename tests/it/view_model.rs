@@ -268,6 +268,34 @@ fn an_always_target_stepping_across_a_tier_threshold_retiers_for_an_observer_sta
 }
 
 #[test]
+fn an_observer_standing_still_retiers_a_walker_whose_flip_scan_finds_it() {
+    // The target is an observer of the same radius taking the flip scan, which also decides its
+    // pairs as a target (`Slot::flip_scans_as_target`): a step that flips no view either way
+    // must still reach the view layer.
+    let mut app = Checked::new(AoiPlugin::default());
+    app.world().insert_resource(AoiSettings {
+        flip_scan_min_seen: 0,
+        ..Default::default()
+    });
+    let o = app
+        .world()
+        .spawn((Position::new(0.0, 0.0), ViewRange::new(10.0), ViewTiers::new([5.0])))
+        .id();
+    let t = app.world().spawn((Position::new(5.5, 0.0), ViewRange::new(10.0))).id();
+    app.update();
+    let tier = |app: &mut Checked| app.world().get::<InterestSet>(o).unwrap().tier_of(t);
+    assert_eq!(tier(&mut app), Some(1), "beyond 5 it should be in the far tier");
+    // A step of 1, under the step limit (an eighth of the cell side of ~10.6).
+    assert!(walk(&mut app, o, t, 4.5), "it stays in view");
+    assert_eq!(
+        app.world().resource::<AoiStats>().stepped,
+        1,
+        "the walker should have stepped"
+    );
+    assert_eq!(tier(&mut app), Some(0), "within 5 it should be in the near tier");
+}
+
+#[test]
 fn a_wide_observer_standing_still_retiers_a_target_stepping_across_a_threshold() {
     // Among observers of radius 10, one of radius 1000 stands out: a moving target tests it from
     // the wide list, where a step that flips no view must still reach the view layer.

@@ -1,0 +1,242 @@
+//! The target scan of a changed target: the unchanged observers whose view of it flips (and,
+//! for a jumped target, the stepping observers too), each judged with the full rule.
+
+use core::ops::Range;
+
+use super::{Enters, TaskBuffers, View, each_bit, each_lane};
+use crate::{
+    config::IndexKind,
+    grid::{Cell, Grid},
+    index::Touches,
+    rules::AoiVisibility,
+    slot::{Change, Slot, observer_of},
+    visibility::{ObserverState, TargetState, observer_region, observer_slab, sees},
+    wide::WideObservers,
+};
+
+/// The cells where the observers affected by one changed target are: around its old and new
+/// positions (within `reach`) in their instances, or every cell of an instance where it is or
+/// was `Always` visible. Each cell is listed once.
+fn target_cells(grid: &Grid, me: &Slot, ch: &Change, reach: f32, out: &mut Vec<u32>) {
+    match (
+        observer_region(grid, &me.target(), reach),
+        observer_region(grid, &ch.old_target(), reach),
+    ) {
+        (Some(a), Some(b)) if a.overlaps(&b) => grid.cells_around(me.cell, &a.union(&b), out),
+        (Some(a), None) => grid.cells_around(me.cell, &a, out),
+        (a, b) => {
+            for w in a.iter().chain(b.iter()) {
+                grid.cells_in(w, out);
+            }
+        }
+    }
+}
+
+/// The parts of cell `c` where observers of a changed target may be (its
+/// [`observer_slab`]s now and at the start of the tick, searched from member `near`), each member
+/// in at most one of them.
+fn target_slabs(
+    grid: &Grid,
+    c: u32,
+    near: usize,
+    now: &TargetState,
+    before: &TargetState,
+    reach: f32,
+) -> [Range<usize>; 2] {
+    if grid.kind() == IndexKind::Grid {
+        // The cell is listed because one of the two regions covers it: the whole cell, once.
+        return [0..grid.cells[c as usize].members.len(), 0..0];
+    }
+    let slab = |t| observer_slab(grid, c, near, t, reach);
+    match (slab(now), slab(before)) {
+        (Some(a), Some(b)) if a.start <= b.end && b.start <= a.end => [a.start.min(b.start)..a.end.max(b.end), 0..0],
+        (a, b) => [a.unwrap_or(0..0), b.unwrap_or(0..0)],
+    }
+}
+
+/// Finds the observers whose view of one changed target flips, among those whose pairs with it
+/// no other scan decides: the clean observers (the wide ones from their list, the others in the
+/// cells around the target within the ordinary `reach`), and for a jumped target the stepping
+/// observers too, tested where they were at the start of the tick and where they are now.
+/// `any_clean` says whether any observer is clean this tick.
+pub(crate) fn target(
+    view: View,
+    wide: &WideObservers,
+    ch: &Change,
+    reach: f32,
+    any_clean: bool,
+    scratch: &mut TaskBuffers,
+) {
+    let me = &view.slots[ch.slot as usize];
+    // A target that only stepped, with its rules and its observers' unchanged, flips only by
+    // distance; `Always` and `Hidden` ones do not depend on it.
+    if !me.jumped && (!any_clean || me.rules.mode != AoiVisibility::Normal) {
+        // A stepping `Always` target's tier may change for any observer of its instance.
+        if let Some(touches) = view.touches
+            && me.rules.mode == AoiVisibility::Always
+        {
+            touches.touch_everyone();
+        }
+        return;
+    }
+    let (now, before) = (me.target(), ch.old_target());
+    let mut judge = judge_into(
+        ch.slot,
+        now,
+        before,
+        view.touches,
+        &mut scratch.enters,
+        &mut scratch.leaves,
+    );
+    if me.jumped {
+        for &w in &wide.slots {
+            let o = &view.slots[w as usize];
+            // A changed wide observer recomputes its own list.
+            if !o.on_shortlist {
+                let at = o.observer_at(o.p);
+                judge(w, at, at);
+            }
+        }
+    } else {
+        // A stepping `Normal` target, as in the cells below: the wide observers' discs (a
+        // rectangle's disc around it) tested four at a time, and an observer judged only if its
+        // disc holds the target at either end (else it sees it at neither) and, for a disc
+        // while the view layer needs no touches, only where the step flips the test (else it
+        // sees it at both ends or at neither). Changed ones have a negative radius there.
+        let with_z = view.grid.with_z();
+        let every_seer = view.touches.is_some();
+        wide.places
+            .seeing(0..wide.slots.len(), now.p, before.p, with_z, |start, flips, sees| {
+                each_lane(sees, |j| {
+                    let w = wide.slots[start + j];
+                    let o = &view.slots[w as usize];
+                    if (flips >> j) & 1 != 0 || o.rect.is_some() || every_seer {
+                        let at = o.observer_at(o.p);
+                        judge(w, at, at);
+                    }
+                });
+            });
+    }
+    if me.flip_scans_as_target {
+        // Its flip scan judged the clean observers of the cells.
+        return;
+    }
+    let reach = if me.jumped { reach + view.step_reach } else { reach };
+    let mut cells = core::mem::take(&mut scratch.cells);
+    cells.clear();
+    target_cells(view.grid, me, ch, reach, &mut cells);
+    for &c in &cells {
+        let cell = &view.grid.cells[c as usize];
+        let instance = cell.key[3] as u32;
+        // Its own member is the place to search from in its cell (a hint only).
+        let near = if c == me.cell { me.member_index as usize } else { 0 };
+        let slabs = target_slabs(view.grid, c, near, &now, &before, reach);
+        if me.jumped {
+            for m in slabs.into_iter().flat_map(|r| &cell.members[r]).filter(|m| m.r2 >= 0.0) {
+                let end = observer_of(m, instance, view.slots);
+                judge(m.slot, ObserverState { p: m.start_p, ..end }, end);
+            }
+        } else if cell.clean.all > 0 {
+            for range in slabs {
+                cell.pos
+                    .seeing(range, now.p, before.p, view.grid.with_z(), |start, flips, sees| {
+                        judge_clean_observers(view, cell, instance, now.rules.member, start, flips, sees, &mut judge);
+                    });
+            }
+        }
+    }
+    scratch.cells = cells;
+}
+
+/// Whether a moving target must look at every clean observer of `cell` whose disc holds it at
+/// either point, not only where the disc test flips: when the view layer wants its touches, or
+/// when a rectangle must be judged exactly (the disc around it holds it).
+#[inline]
+pub(super) fn judges_every_seer(view: View, cell: &Cell) -> bool {
+    view.touches.is_some() || cell.clean.rects > 0
+}
+
+/// A target scan's judge for target slot `t` (in state `now`, and `before` at the start of the
+/// tick): given observer `o` as `start` at the start of the tick and as `end` now, records the
+/// pair in `enters` or `leaves` if `o` sees the target now and not before or the other way
+/// round, and, for the view layer, touches `o` if it sees the target at either time.
+#[inline(always)]
+pub(super) fn judge_into<'a>(
+    t: u32,
+    now: TargetState,
+    before: TargetState,
+    touches: Option<&'a Touches>,
+    enters: &'a mut Enters,
+    leaves: &'a mut Vec<(u32, u32)>,
+) -> impl FnMut(u32, ObserverState, ObserverState) + 'a {
+    move |o, start, end| {
+        let (is, was) = (sees(&end, &now), sees(&start, &before));
+        if is != was {
+            if is {
+                enters.push(o, t);
+            } else {
+                leaves.push((o, t));
+            }
+        }
+        if let Some(touches) = touches
+            && (is || was)
+        {
+            touches.touch(o);
+        }
+    }
+}
+
+/// Judges the clean observers of a run of `cell`'s members from `start` against a stepping
+/// `Normal` target of layer `member`, from the disc tests of its two points with each member's
+/// own radius (bit `j` for member `start + j`: `flips` where they differ, `sees` where either
+/// holds). For a disc observer the rule reduces to the layers and the two distances, so only
+/// the flips need judging, unless the view layer wants every observer that sees the target or a
+/// rectangle must be judged exactly (the disc around it holds it; then each candidate's record
+/// is read).
+#[inline(always)]
+#[expect(clippy::too_many_arguments, reason = "one run's masks and where they come from")]
+pub(super) fn judge_clean_observers(
+    view: View,
+    cell: &Cell,
+    instance: u32,
+    member: u32,
+    start: usize,
+    flips: u64,
+    sees: u64,
+    judge: &mut impl FnMut(u32, ObserverState, ObserverState),
+) {
+    let touches = view.touches;
+    if !judges_every_seer(view, cell) {
+        // Every clean observer here has a disc: its block lane holds all that the rule reads of
+        // it.
+        each_lane(flips, |j| {
+            let lane = cell.pos.lane(start + j);
+            if lane.clean_sees & member != 0 {
+                let at = ObserverState {
+                    p: lane.p,
+                    r2: lane.r2,
+                    rect: None,
+                    sees: lane.clean_sees,
+                    instance,
+                };
+                judge(lane.slot, at, at);
+            }
+        });
+        return;
+    }
+    each_bit(&cell.members[start..], sees, |m, j| {
+        if !(m.is_clean_observer() & ((m.sees & member) != 0)) {
+            return;
+        }
+        if (flips >> j) & 1 != 0 || m.rect {
+            // A flip, or a rectangular view whose disc around it saw the target at either end:
+            // judged exactly.
+            let at = observer_of(m, instance, view.slots);
+            judge(m.slot, at, at);
+        } else if let Some(touches) = touches {
+            // For the view layer, a disc observer that sees the target at both ends is touched
+            // without judging it (the disc test is its whole rule here, and it does not flip).
+            touches.touch(m.slot);
+        }
+    });
+}
