@@ -386,9 +386,12 @@ impl PairEngine {
                 let group_end = groups.get(g + 1).map_or(total, |n| n.1 as usize);
                 let end = group_end.min(range.end);
                 let (a, b) = (at - range.start, end - range.start);
+                let (lists, after) = lists[a..].split_at_mut(b - a);
+                let (sets, sets_after) = sets[a..].split_at_mut(b - a);
                 let out = Out {
-                    lists: &mut lists[a..b],
-                    sets: &mut sets[a..b],
+                    lists,
+                    sets,
+                    next: after.first().zip(sets_after.first()).map(|(l, s)| (&l[..], &s[..])),
                 };
                 // The window (and so the order of the cells scanned) comes from the whole
                 // group, not this task's part of it, so the order never depends on the split.

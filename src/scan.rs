@@ -135,10 +135,13 @@ impl<'a> View<'a> {
     }
 }
 
-/// Where one group's results go: the observers' lists and `InterestSet` buffers.
+/// Where one group's results go: the observers' lists and `InterestSet` buffers; and those of
+/// the observer the task scans next, after the group, if any (asked for ahead like the group's
+/// own: where groups are small, as when few entities move, that is most observers).
 pub(crate) struct Out<'a> {
     pub lists: &'a mut [Vec<u32>],
     pub sets: &'a mut [Vec<Entity>],
+    pub next: Option<(&'a [u32], &'a [Entity])>,
 }
 
 /// Decides every pair of (some of) the changed observers of one cell; `reach` is the largest
@@ -160,7 +163,11 @@ pub(crate) fn observer_group(
     for (i, &o) in observers.iter().enumerate() {
         // The next observer's list and set live elsewhere on the heap and are read first thing:
         // ask for them now, while this observer's scan runs.
-        if let (Some(list), Some(set)) = (out.lists.get(i + 1), out.sets.get(i + 1)) {
+        let next = match (out.lists.get(i + 1), out.sets.get(i + 1)) {
+            (Some(list), Some(set)) => Some((&list[..], &set[..])),
+            _ => out.next,
+        };
+        if let Some((list, set)) = next {
             prefetch(list);
             prefetch(set);
         }
