@@ -5,9 +5,8 @@ use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
 
 use crate::harness::{Checked, INDEXES, Pairs, Scenario, SetsInOrder, drift};
 
-/// The messages and the sets' iteration order of every update (`flip_scan_min_seen` 0: every
-/// stepping observer takes the flip scan).
-fn record(index: IndexKind, parallel: bool, flip_scan_min_seen: usize) -> (Vec<(Pairs, Pairs)>, Vec<SetsInOrder>) {
+/// A checked app on `index`, parallel (four threads, every update split) or not.
+fn app(index: IndexKind, parallel: bool, flip_scan_min_seen: usize) -> Checked {
     ComputeTaskPool::get_or_init(|| TaskPoolBuilder::new().num_threads(4).build());
     let mut app = Checked::new(AoiPlugin {
         index,
@@ -19,6 +18,13 @@ fn record(index: IndexKind, parallel: bool, flip_scan_min_seen: usize) -> (Vec<(
         flip_scan_min_seen,
         ..Default::default()
     });
+    app
+}
+
+/// The messages and the sets' iteration order of every update (`flip_scan_min_seen` 0: every
+/// stepping observer takes the flip scan).
+fn record(index: IndexKind, parallel: bool, flip_scan_min_seen: usize) -> (Vec<(Pairs, Pairs)>, Vec<SetsInOrder>) {
+    let mut app = app(index, parallel, flip_scan_min_seen);
     let mut sc = Scenario::new(77, 400.0, 60.0, 0.0, Plane::XY);
     for _ in 0..600 {
         sc.spawn(app.world());
@@ -67,17 +73,7 @@ fn message_order_is_identical_with(index: IndexKind, flip_scan_min_seen: usize) 
 /// scans (`Slot::flip_scans_as_target`), in every task, and must join the jumping ones' target
 /// scans' pairs in the same order whatever the number of tasks.
 fn record_walkers(index: IndexKind, parallel: bool) -> Vec<(Pairs, Pairs)> {
-    ComputeTaskPool::get_or_init(|| TaskPoolBuilder::new().num_threads(4).build());
-    let mut app = Checked::new(AoiPlugin {
-        index,
-        ..Default::default()
-    });
-    app.world().insert_resource(AoiSettings {
-        parallel,
-        min_parallel_changes: 0,
-        flip_scan_min_seen: 0,
-        ..Default::default()
-    });
+    let mut app = app(index, parallel, 0);
     for i in 0..600u32 {
         let (x, y) = ((i * 37 % 600) as f32 * 0.6, (i * 91 % 600) as f32 * 0.6);
         app.world().spawn((Position::new(x, y), ViewRange::new(40.0)));
