@@ -30,9 +30,9 @@
 //!   there (which did not move) the flip scan's two distances per member are the target scan's
 //!   two. So its flip scan also judges them, with their own radii
 //!   ([`crate::slot::Slot::flip_scans_as_target`]), and its target scan only tests the wide
-//!   observers. Measured (`scenario`, 5% moving 50k, one thread, three alternating runs):
-//!   5.4–6.0 → 5.1–5.2 ms an update, the target scans 1.13 → 0.03 ms and the flip scans
-//!   2.16 → 2.45 ms.
+//!   observers. Measured (`scenario`, 50k, one thread, three alternating runs): 5% moving
+//!   5.9–7.4 → 5.3–5.7 ms an update (phase timers: the target scans 1.13 → 0.03 ms, the flip
+//!   scans 2.16 → 2.45 ms), 25% moving 24.4–24.8 → 20.5–21.4 ms.
 //!
 //! Only differences touch an `InterestSet` (a merge per changed observer, an insert or remove
 //! per edit of an unchanged one), so sets stay sorted without being sorted. Tasks take
