@@ -123,13 +123,13 @@ impl AoiIndex {
         self.by_entity.get(&entity).copied()
     }
 
-    /// Hints the CPU to bring `entity`'s slot into cache (nothing if it has none), a few entities
-    /// before [`Self::observe`] reaches it.
+    /// The slot of a tracked entity, its record asked for (brought into cache) a few entities
+    /// before [`Self::observe_slot`] reaches it with the answer.
     #[inline]
-    pub fn prefetch_slot(&self, entity: Entity) {
-        if let Some(s) = self.slot_of(entity) {
-            prefetch(core::slice::from_ref(&self.slots[s as usize]));
-        }
+    pub fn prefetch_slot(&self, entity: Entity) -> Option<u32> {
+        let s = self.slot_of(entity)?;
+        prefetch(core::slice::from_ref(&self.slots[s as usize]));
+        Some(s)
     }
 
     /// Pushes every observer that sees slot `s` now into `out` (the grid around it within the
@@ -235,8 +235,15 @@ impl AoiIndex {
     /// Records the current state of `entity` (`None`: no `Position` any more, or despawned).
     /// Cheap when nothing differs from what is indexed.
     pub fn observe(&mut self, entity: Entity, state: Option<(&Position, Sight, Rules, bool)>) {
-        let s = match (self.by_entity.get(&entity), state) {
-            (Some(&s), _) => s,
+        self.observe_slot(entity, self.slot_of(entity), state);
+    }
+
+    /// [`Self::observe`] with `entity`'s slot already looked up ([`Self::slot_of`], with no slot
+    /// freed since: slots are freed only when an update ends).
+    pub fn observe_slot(&mut self, entity: Entity, slot: Option<u32>, state: Option<(&Position, Sight, Rules, bool)>) {
+        debug_assert_eq!(slot, self.slot_of(entity), "the slot given should be the entity's");
+        let s = match (slot, state) {
+            (Some(s), _) => s,
             (None, Some(_)) => self.alloc_slot(entity),
             (None, None) => return,
         };

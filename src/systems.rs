@@ -94,21 +94,22 @@ pub(crate) fn update_index(
     for entity in pending.0.drain(..) {
         index.observe(entity, current.get(entity).ok().map(state));
     }
-    // Slots are in space order, the ECS's entities in table order: each entity's slot is asked
-    // for when the scan finds it, and the entity is observed `AHEAD` entities later (in the same
-    // order), so the scan stays the only pass.
-    let mut waiting: [Option<(Entity, _)>; AHEAD] = [const { None }; AHEAD];
+    // Slots are in space order, the ECS's entities in table order: each entity's slot is looked
+    // up and asked for when the scan finds it, and the entity is observed `AHEAD` entities
+    // later (in the same order) with that slot, so the scan stays the only pass and the entity
+    // map is read once per entity.
+    let mut waiting: [Option<(Entity, Option<u32>, _)>; AHEAD] = [const { None }; AHEAD];
     let mut found = 0;
     for (entity, tracked) in &changed {
-        index.prefetch_slot(entity);
-        if let Some((entity, state)) = waiting[found % AHEAD].replace((entity, state(tracked))) {
-            index.observe(entity, Some(state));
+        let slot = index.prefetch_slot(entity);
+        if let Some((entity, slot, state)) = waiting[found % AHEAD].replace((entity, slot, state(tracked))) {
+            index.observe_slot(entity, slot, Some(state));
         }
         found += 1;
     }
     for k in 0..AHEAD {
-        if let Some((entity, state)) = waiting[(found + k) % AHEAD].take() {
-            index.observe(entity, Some(state));
+        if let Some((entity, slot, state)) = waiting[(found + k) % AHEAD].take() {
+            index.observe_slot(entity, slot, Some(state));
         }
     }
     index.apply_changes(settings.flip_scan_min_seen);
