@@ -22,8 +22,9 @@ use crate::{
 /// and where they are now; where the answers differ the pair enters or leaves, and the list and
 /// set are edited in place. Nothing else changed for the pair (same radius, rules, instance), so
 /// the start answer is exactly what the list holds. When the observer also scans as a target
-/// ([`Slot::flip_scans_as_target`](crate::slot::Slot::flip_scans_as_target)), the same distances judge the clean observers that see it,
-/// as its target scan would ([`flip_scan_both_ways`]).
+/// ([`Slot::flip_scans_as_target`](crate::slot::Slot::flip_scans_as_target)), the same
+/// distances judge the clean observers that see it, as its target scan would
+/// ([`flip_scan_both_ways`]).
 pub(super) fn flip_scan(
     view: View,
     o: u32,
@@ -119,10 +120,11 @@ impl Flips<'_> {
 }
 
 /// A flip scan's tests of a cell's members `range` for a stepping disc observer that also scans
-/// as a target ([`Slot::flip_scans_as_target`](crate::slot::Slot::flip_scans_as_target)): its flips go to `flips`, and the clean
-/// observers whose view of it flips, judged as [`target`](super::target()) would, to `judge`. Out of line, so
-/// the plain flip scan's loop stays as small as it was (inlined, uniform 10k ran 2.6% more
-/// instructions with nothing to judge).
+/// as a target ([`Slot::flip_scans_as_target`](crate::slot::Slot::flip_scans_as_target)): its
+/// flips go to `flips`, and the clean observers whose view of it flips, judged as
+/// [`target`](super::target()) would, to `judge`. Out of line, so the plain flip scan's loop
+/// stays as small as it was (inlined, uniform 10k ran 2.6% more instructions with nothing to
+/// judge).
 #[inline(never)]
 fn flip_scan_both_ways(
     view: View,
