@@ -608,6 +608,80 @@ mod tests {
     }
 
     #[test]
+    fn flips_both_ways_answer_as_the_scalar_distance_tests_with_both_radii() {
+        for with_z in [true, false] {
+            // Members that did not move (start = now), as the clean observers whose view of the
+            // scanning observer is tested: their own radii vary, some are not observers.
+            let mut members = points(150, with_z);
+            members.iter_mut().for_each(|m| m.start_p = m.p);
+            let mut pos = Positions::default();
+            pos.rebuild(&members);
+            let (now, start, r2) = ([0.0, 0.0, 0.0], [1.0, -2.0, 0.0], 9.0);
+            for range in [0..150, 1..100, 64..65] {
+                let mut got = Vec::new();
+                pos.flips_both_ways(range.clone(), now, start, r2, with_z, true, |first, f, i, sn, ss| {
+                    for j in 0..64 {
+                        let bit = |m: u64| (m >> j) & 1 != 0;
+                        if range.contains(&(first + j)) && (bit(f) || bit(sn) || bit(ss)) {
+                            got.push((first + j, bit(f), bit(i), bit(sn), bit(ss)));
+                        }
+                    }
+                });
+                let within = |a, b, r2: f32| scalar_dist2(a, b) <= r2;
+                let want: Vec<_> = range
+                    .map(|k| {
+                        let m = &members[k];
+                        let (inside, was) = (within(m.p, now, r2), within(m.start_p, start, r2));
+                        (
+                            k,
+                            inside != was,
+                            inside,
+                            within(m.p, now, m.r2),
+                            within(m.p, start, m.r2),
+                        )
+                    })
+                    .filter(|&(_, flip, _, seen_now, seen_start)| flip || seen_now || seen_start)
+                    .collect();
+                assert_eq!(
+                    got, want,
+                    "with_z {with_z}: the observer's flips and the members' own views of it at both points \
+                     should be the scalar tests' answers, every seer reported"
+                );
+            }
+        }
+        // A member that sees it at both points, in a run with no flip either way: reported only
+        // when every seer is wanted.
+        let mut seer = crate::grid::tests::member(0, 100.0);
+        (seer.p, seer.start_p) = ([0.5, 0.0, 0.0], [0.5, 0.0, 0.0]);
+        let mut pos = Positions::default();
+        pos.push(&seer);
+        for every_seer in [false, true] {
+            let mut runs = 0;
+            pos.flips_both_ways(
+                0..1,
+                [0.0; 3],
+                [1.0, -2.0, 0.0],
+                9.0,
+                false,
+                every_seer,
+                |_, f, _, sn, ss| {
+                    assert_eq!(
+                        (f, sn, ss),
+                        (0, 1, 1),
+                        "the run should hold no flip and the seer at both points"
+                    );
+                    runs += 1;
+                },
+            );
+            assert_eq!(
+                runs,
+                usize::from(every_seer),
+                "a run without flips should be reported exactly when every seer is wanted"
+            );
+        }
+    }
+
+    #[test]
     fn rect_flips_answer_as_the_scalar_rectangle_test_including_at_the_edges() {
         let mut members = points(150, true);
         // Start positions a lattice step away, so some members cross an edge.
