@@ -21,6 +21,7 @@ use crate::{
     config::{AoiBounds, CellSize, IndexKind, Plane},
     grid::{Grid, Member},
     prefetch::prefetch,
+    radix::KeySort,
     slot::{Change, Sight, Slot, bad_input, observer_of},
     visibility::{ObserverState, Rules, observer_region, observer_slab, rect_r2, sees},
     wide::WideObservers,
@@ -43,8 +44,9 @@ pub(crate) struct AoiIndex {
     pub lists: Vec<Vec<u32>>,
     /// This tick's shortlist, in slot order from [`Self::apply_changes`] on.
     pub changes: Vec<Change>,
-    /// The second buffer of the shortlist's radix sort.
+    /// The second buffer of the shortlist's radix sort, and the sort's keys.
     spare_changes: Vec<Change>,
+    change_keys: KeySort,
     /// Slots whose grid member still carries the last update's start position and step flags:
     /// [`Self::end_tick`] leaves them, since a slot that changes again gets a new member
     /// anyway, and [`Self::settle_members`] resets the others before the next update's scans.
@@ -100,6 +102,7 @@ impl AoiIndex {
             lists: Vec::new(),
             changes: Vec::new(),
             spare_changes: Vec::new(),
+            change_keys: KeySort::default(),
             unsettled: Vec::new(),
             turned: Vec::new(),
             turns: Vec::new(),
@@ -374,6 +377,7 @@ impl AoiIndex {
             + self.by_entity.capacity() * (size_of::<(Entity, u32)>() + 1)
             + self.lists.capacity() * size_of::<Vec<u32>>()
             + (self.changes.capacity() + self.spare_changes.capacity() + self.turns.capacity()) * size_of::<Change>()
+            + self.change_keys.heap_bytes()
             + (self.turned.capacity() + self.unsettled.capacity()) * size_of::<u32>()
             + self.radii.len() * 3 * size_of::<(u32, u32)>()
             + self.wide.slots.capacity() * size_of::<u32>()

@@ -46,12 +46,47 @@ pub(crate) fn sort_by_u32_key<T: Copy>(items: &mut Vec<T>, spare: &mut Vec<T>, k
     }
 }
 
+/// The buffers of a radix sort of large items by their keys alone ([`Self::sort`]), kept between
+/// updates.
+#[derive(Default)]
+pub(crate) struct KeySort {
+    keys: Vec<u64>,
+    spare: Vec<u64>,
+}
+
+impl KeySort {
+    /// Sorts `items` like [`sort_by_u32_key`], but moves each item once: the radix passes run
+    /// over `(key, place)` pairs (8 bytes each, cached where the items are not), then the items
+    /// are gathered in that order into `spare` (their two buffers swap). For items much larger
+    /// than their key, such as the shortlist's 52-byte records: uniform 50k, ~1.28 ms → ~0.5 ms
+    /// an update.
+    pub fn sort<T: Copy>(&mut self, items: &mut Vec<T>, spare: &mut Vec<T>, key: impl Fn(&T) -> u32) {
+        if items.len() < RADIX_FROM || items.is_sorted_by_key(&key) {
+            sort_by_u32_key(items, spare, key);
+            return;
+        }
+        self.keys.clear();
+        let places = items.iter().zip(0u64..);
+        self.keys.extend(places.map(|(t, at)| u64::from(key(t)) << 32 | at));
+        // Equal keys keep their places' order: the sort stays stable.
+        sort_by_u32_key(&mut self.keys, &mut self.spare, |k| (k >> 32) as u32);
+        spare.clear();
+        spare.extend(self.keys.iter().map(|&k| items[k as u32 as usize]));
+        core::mem::swap(items, spare);
+    }
+
+    /// Heap bytes held (capacities).
+    pub fn heap_bytes(&self) -> usize {
+        (self.keys.capacity() + self.spare.capacity()) * size_of::<u64>()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn sorts_like_a_stable_comparison_sort_for_every_size_and_key_width() {
+    fn both_sorts_sort_like_a_stable_comparison_sort_for_every_size_and_key_width() {
         let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
         let mut next = move || {
             seed ^= seed << 13;
@@ -59,7 +94,7 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        let mut spare = Vec::new();
+        let (mut spare, mut large_spare, mut key_sort) = (Vec::new(), Vec::new(), KeySort::default());
         for len in [0, 1, 2, RADIX_FROM - 1, RADIX_FROM, 5_000, 70_000] {
             for key_bits in [1, 11, 12, 22, 23, 32] {
                 let mask = if key_bits == 32 { u32::MAX } else { (1 << key_bits) - 1 };
@@ -67,10 +102,19 @@ mod tests {
                 let mut items: Vec<(u32, u32)> = (0..len as u32).map(|i| (next() as u32 & mask, i)).collect();
                 let mut expected = items.clone();
                 expected.sort_by_key(|&(k, _)| k);
+                // The same items in large records, sorted by their keys alone.
+                let mut large: Vec<((u32, u32), [u64; 4])> = items.iter().map(|&t| (t, [u64::from(t.1); 4])).collect();
+                key_sort.sort(&mut large, &mut large_spare, |t| t.0.0);
                 sort_by_u32_key(&mut items, &mut spare, |&(k, _)| k);
                 assert_eq!(
                     items, expected,
                     "{len} items with {key_bits}-bit keys should come out in key order, equal keys in their first order"
+                );
+                assert!(
+                    large.iter().map(|t| t.0).eq(expected.iter().copied())
+                        && large.iter().all(|t| t.1 == [u64::from(t.0.1); 4]),
+                    "{len} large items with {key_bits}-bit keys should come out whole, in key order, equal keys in \
+                     their first order"
                 );
             }
         }

@@ -8,7 +8,6 @@ use crate::{
     config::{CellSize, MAX_CELL_SIZE, MIN_CELL_SIZE},
     grid::{CellKey, Grid, Member, NO_CELL, dist2},
     prefetch::AHEAD,
-    radix::sort_by_u32_key,
     rules::AoiVisibility,
     slot::{STEP_SLACK, Slot},
     visibility::{always_in, scan_layers},
@@ -38,7 +37,8 @@ impl AoiIndex {
         // In slot order, which is space order after a renumbering: the passes over the changes
         // then walk the slots, cells and lists nearly in memory order instead of the order the
         // ECS found the entities in.
-        sort_by_u32_key(&mut self.changes, &mut self.spare_changes, |c| c.slot);
+        self.change_keys
+            .sort(&mut self.changes, &mut self.spare_changes, |c| c.slot);
         self.update_always();
         self.update_wide();
         self.place_wide();
