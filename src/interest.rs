@@ -39,19 +39,23 @@
 //! contiguous runs of cell groups (then of changed targets) and their outputs are concatenated
 //! in run order, so the result does not depend on the number of threads.
 
+mod groups;
 mod pairs;
+mod sets;
 
 use bevy_ecs::{entity::Entity, system::Query};
 use bevy_tasks::TaskPool;
 use smallvec::SmallVec;
 
+use groups::Groups;
 pub(crate) use pairs::Pairs;
+use sets::SetVisits;
 
 use crate::{
     components::InterestSet,
     index::AoiIndex,
     lists::remove_seen,
-    prefetch::{AHEAD, prefetch, prefetch_end, prefetch_set},
+    prefetch::{AHEAD, prefetch, prefetch_end},
     radix::sort_by_u32_key,
     scan::{self, Out, TaskBuffers, View, WHOLE_LIST},
     slot::Change,
@@ -62,27 +66,14 @@ use crate::{
 #[derive(Default)]
 pub(crate) struct PairEngine {
     scratch: Vec<TaskBuffers>,
-    /// Cells holding changed observers, in first-seen order, and where each group starts in
-    /// `order`.
-    groups: Vec<(u32, u32)>,
-    order: Vec<u32>,
-    /// The changed observers with their groups, in shortlist order, and each group's next place
-    /// in `order`: the counting sort's own buffers.
-    grouped: Vec<(u32, u32)>,
-    cursors: Vec<u32>,
-    /// The changed observers whose `InterestSet`s are taken or put back, with their places in
-    /// `order` (sorted by entity when the sets are looked up one by one); and the radix sort's
-    /// second buffer.
-    visits: Vec<(Entity, u32)>,
-    spare_visits: Vec<(Entity, u32)>,
-    /// By entity index: a visited observer's place in `order`, else [`NOT_VISITED`] (a visit in
-    /// one pass over the components, [`Self::visit_sets`]).
-    visit_at: Vec<u32>,
-    /// The lists of the changed observers (in `order`), moved out so tasks can own them.
+    /// The changed observers by cell.
+    groups: Groups,
+    /// The `InterestSet`s taken out of the changed observers' components and put back.
+    set_visits: SetVisits,
+    /// The lists of the changed observers (in `groups.order`), moved out so tasks can own them.
     taken: Vec<Vec<u32>>,
-    /// Their `InterestSet` buffers, moved out likewise.
+    /// Their `InterestSet` buffers, in the same order.
     taken_sets: Vec<Vec<Entity>>,
-    tag: u32,
     /// Leaves of observers that stopped observing, in shortlist order.
     stopped_leaves: Vec<(u32, u32)>,
     /// How many of `scratch` the last run used (0 when nothing changed).
@@ -100,9 +91,6 @@ pub(crate) struct PairEngine {
 /// The `InterestSet`s the engine writes (changed observers' and, replaying edits, unchanged
 /// ones'), with their entities.
 pub(crate) type Sets<'w, 's> = Query<'w, 's, (Entity, &'static mut InterestSet)>;
-
-/// [`PairEngine::visit_at`] of an entity index whose set is not visited.
-const NOT_VISITED: u32 = u32::MAX;
 
 /// One edit of an unchanged observer's list, to replay on its `InterestSet`.
 #[derive(Clone, Copy, Debug)]
@@ -139,7 +127,8 @@ impl PairEngine {
     /// the target scans' (in shortlist order).
     ///
     /// The `InterestSet` of every changed observer is edited in the same pass, from buffers
-    /// moved out of the components and back, so no set is copied.
+    /// moved out of the components and back, so no set is copied. Ends the index's tick
+    /// ([`AoiIndex::end_tick`]): the shortlist is empty after.
     pub fn run(&mut self, index: &mut AoiIndex, parallelism: Parallelism, sets: &mut Sets) {
         self.forget_pairs();
         if index.changes.is_empty() {
@@ -165,19 +154,11 @@ impl PairEngine {
             }
         }
         self.flush_non_observers(index);
-        self.group_observers(index);
-        // An observer that saw nothing has an empty set (it mirrors the list): it is not looked
-        // up, and it is only written back below if it now sees something, so observers that see
-        // nothing before or after cost no component access (sparse maps are mostly those). The
-        // view layer writes the sets of the observers it owns: the scans leave their empty
-        // buffers alone.
-        self.taken_sets.clear();
-        self.taken_sets.resize_with(self.order.len(), Vec::new);
-        let wanted = |engine: &Self, at: usize, o: u32| !engine.taken[at].is_empty() && !index.slots[o as usize].owned;
-        self.visit_sets(index, sets, wanted, |set, buffer| *buffer = set.take());
+        self.group_and_take(index, sets);
         self.recompute_observers(index, parallel, tasks);
+        let order = &self.groups.order;
         if let Some(watch) = &mut self.watch {
-            for &o in &self.order {
+            for &o in order {
                 let slot = &index.slots[o as usize];
                 if watch.counts(slot.rules.member) && !slot.owned {
                     let list = &index.lists[o as usize];
@@ -187,65 +168,51 @@ impl PairEngine {
         }
         // No capacity: never taken and still empty, or taken empty and still empty; either way
         // the component already holds this empty set.
-        let wanted = |engine: &Self, at: usize, _| engine.taken_sets[at].capacity() > 0;
-        self.visit_sets(index, sets, wanted, |set, buffer| set.put(core::mem::take(buffer)));
+        let taken_sets = &mut self.taken_sets;
+        let put = (order.iter().zip(0..)).filter(|&(_, at)| taken_sets[at as usize].capacity() > 0);
+        (self.set_visits).collect(put.map(|(&o, at)| (index.entities[o as usize], at)));
+        // The sets are put back while the target scans run and the shortlist is cleared: they
+        // touch none of them. Measured (uniform 50k, two threads, phase timers, two runs): the
+        // three 1.19-1.21 ms one after the other, 0.96-1.04 ms at once (less than the put's
+        // 0.55 ms: both wait on memory).
+        let (visits, observers) = (&mut self.set_visits, index.observers);
+        let (scratch, edits, watch) = (&mut self.scratch[..2 * tasks], &mut self.edits, &mut self.watch);
+        let put_back = |set: &mut InterestSet, buffer: &mut Vec<Entity>| set.put(core::mem::take(buffer));
+        join(
+            parallel,
+            || visits.visit(sets, observers, taken_sets, put_back),
+            || {
+                scan_targets(scratch, edits, watch, index, order.len(), parallel);
+                index.end_tick();
+            },
+        );
         self.taken_sets.clear();
-        self.scan_targets(index, parallel, tasks);
     }
 
-    /// Calls `visit` with the `InterestSet` of each changed observer for which
-    /// `wanted(self, place in order, slot)` holds and its buffer in `taken_sets`.
+    /// Groups the changed observers by cell, then takes their lists out of the index (`taken`)
+    /// and the `InterestSet` buffers of those that saw something out of their components
+    /// (`taken_sets`), both in `groups.order`. An observer that saw nothing has an empty set (it
+    /// mirrors the list): it is not looked up, and it is only written back if it now sees
+    /// something, so observers that see nothing before or after cost no component access
+    /// (sparse maps are mostly those). The view layer writes the sets of the observers it owns:
+    /// the scans leave their empty buffers alone.
     ///
-    /// When they are a good share of the sets (at least a quarter of the observers), in one pass
-    /// over the components in their own order, picking the wanted ones by entity index: no
-    /// lookup per set and no sort (uniform 50k, four alternating `scenario` runs: one thread
-    /// ~42.3 → ~41.4 ms an update, two ~25.8 → ~25.0; uniform 10k 1.7% fewer instructions).
-    /// Otherwise in the order of the observers' entities (the order of the entities' records and
-    /// table rows in memory, unless entities were despawned and their indices reused, where
-    /// `order` is random), each set looked up and asked for a few ahead.
-    fn visit_sets(
-        &mut self,
-        index: &AoiIndex,
-        sets: &mut Sets,
-        wanted: impl Fn(&Self, usize, u32) -> bool,
-        visit: impl Fn(&mut InterestSet, &mut Vec<Entity>),
-    ) {
-        self.visits.clear();
-        for at in 0..self.order.len() {
-            let o = self.order[at];
-            if wanted(self, at, o) {
-                self.visits.push((index.entities[o as usize], at as u32));
-            }
+    /// Not at once on two threads: measured (uniform 50k), the grouping and the take each took
+    /// about twice as long beside the other as alone (both wait on memory), so nothing was won.
+    fn group_and_take(&mut self, index: &mut AoiIndex, sets: &mut Sets) {
+        self.groups.group(&mut index.grid, &index.slots, &index.changes);
+        self.taken.clear();
+        for &s in &self.groups.order {
+            self.taken.push(core::mem::take(&mut index.lists[s as usize]));
         }
-        if self.visits.len() * 4 >= index.observers {
-            for &(observer, at) in &self.visits {
-                let i = observer.index_u32() as usize;
-                if self.visit_at.len() <= i {
-                    self.visit_at.resize(i + 1, NOT_VISITED);
-                }
-                self.visit_at[i] = at;
-            }
-            for (entity, mut set) in sets.iter_mut() {
-                let at = self.visit_at.get(entity.index_u32() as usize).copied();
-                if let Some(at) = at.filter(|&at| at != NOT_VISITED) {
-                    visit(&mut set, &mut self.taken_sets[at as usize]);
-                }
-            }
-            for &(observer, _) in &self.visits {
-                self.visit_at[observer.index_u32() as usize] = NOT_VISITED;
-            }
-            return;
-        }
-        sort_by_u32_key(&mut self.visits, &mut self.spare_visits, |v| v.0.index_u32());
-        let mut ahead = self.visits.iter().skip(AHEAD);
-        for &(observer, at) in &self.visits {
-            if let Some(&(next, _)) = ahead.next() {
-                prefetch_set(sets, next);
-            }
-            if let Ok((_, mut set)) = sets.get_mut(observer) {
-                visit(&mut set, &mut self.taken_sets[at as usize]);
-            }
-        }
+        self.taken_sets.clear();
+        self.taken_sets.resize_with(self.taken.len(), Vec::new);
+        let (taken, slots) = (&self.taken, &index.slots);
+        let take = (self.groups.order.iter().zip(0..))
+            .filter(|&(&o, at)| !taken[at as usize].is_empty() && !slots[o as usize].owned);
+        (self.set_visits).collect(take.map(|(&o, at)| (index.entities[o as usize], at)));
+        let visit_set = |set: &mut InterestSet, buffer: &mut Vec<Entity>| *buffer = set.take();
+        (self.set_visits).visit(sets, index.observers, &mut self.taken_sets, visit_set);
     }
 
     /// Sorts [`Self::edits`] by observer entity index (a radix sort; edits of one observer keep
@@ -301,64 +268,15 @@ impl PairEngine {
         }
     }
 
-    /// Groups changed observers by cell (a counting sort over the touched cells only) and takes
-    /// their lists out of the index so tasks can own them. Only the first pass reads the cell
-    /// records (each asked for a few changes ahead: in a sparse world every change has a cell of
-    /// its own, scattered over the heap); the others run over the sort's own buffers.
-    fn group_observers(&mut self, index: &mut AoiIndex) {
-        self.tag = self.tag.wrapping_add(1);
-        if self.tag == 0 {
-            index.grid.cells.iter_mut().for_each(|c| c.tag = 0);
-            self.tag = 1;
-        }
-        self.groups.clear();
-        self.grouped.clear();
-        let changes = &index.changes;
-        for i in 0..changes.len() {
-            if let Some(ahead) = changes.get(i + AHEAD) {
-                index.grid.prefetch_cell(index.slots[ahead.slot as usize].cell);
-            }
-            let (s, slot) = (changes[i].slot, &index.slots[changes[i].slot as usize]);
-            if slot.is_observer() {
-                let cell = &mut index.grid.cells[slot.cell as usize];
-                if cell.tag != self.tag {
-                    cell.tag = self.tag;
-                    cell.group = self.groups.len() as u32;
-                    self.groups.push((slot.cell, 0));
-                }
-                self.groups[cell.group as usize].1 += 1;
-                self.grouped.push((s, cell.group));
-            }
-        }
-        // Counts become starts.
-        let mut start = 0;
-        self.cursors.clear();
-        for g in &mut self.groups {
-            (g.1, start) = (start, start + g.1);
-            self.cursors.push(g.1);
-        }
-        self.order.clear();
-        self.order.resize(start as usize, 0);
-        for &(s, g) in &self.grouped {
-            let at = &mut self.cursors[g as usize];
-            self.order[*at as usize] = s;
-            *at += 1;
-        }
-        self.taken.clear();
-        for &s in &self.order {
-            self.taken.push(core::mem::take(&mut index.lists[s as usize]));
-        }
-    }
-
     fn recompute_observers(&mut self, index: &mut AoiIndex, pool: Option<&TaskPool>, tasks: usize) {
         let view = View::of(index);
-        let total = self.order.len();
+        let total = self.groups.order.len();
         let per_task = total.div_ceil(tasks).max(1);
         // Task `k` takes observers `k * per_task..(k + 1) * per_task` of `order`, which may start
         // or end inside a cell group (a crowded cell is shared between tasks; each part looks
         // its window up). Outputs concatenate in task order, i.e. in `order`.
-        let groups = &self.groups[..];
-        let order = &self.order[..];
+        let groups = &self.groups.cells[..];
+        let order = &self.groups.order[..];
         let mut taken = &mut self.taken[..];
         let mut taken_sets = &mut self.taken_sets[..];
         let mut jobs: SmallVec<[_; 16]> = SmallVec::new();
@@ -406,44 +324,51 @@ impl PairEngine {
             }
         };
         run_jobs(pool, jobs, &run);
-        for (i, &s) in self.order.iter().enumerate() {
+        for (i, &s) in self.groups.order.iter().enumerate() {
             index.lists[s as usize] = core::mem::take(&mut self.taken[i]);
         }
     }
+}
 
-    /// Changed targets against unchanged observers. Results go to the scratch buffers after the
-    /// observers' (`scratch[tasks..2 * tasks]`), after the pairs the flip scans judged for their
-    /// observers as targets; then the lists are edited in order.
-    fn scan_targets(&mut self, index: &mut AoiIndex, pool: Option<&TaskPool>, tasks: usize) {
-        self.edits.clear();
-        let (groups, out) = self.scratch[..2 * tasks].split_at_mut(tasks);
-        out.iter_mut().for_each(TaskBuffers::clear);
-        // The pairs flip scans decided for their observers as targets come first, in task order
-        // (so in `order`), then the target scans': the same sequence whatever the number of
-        // tasks.
-        for group in groups.iter() {
-            out[0].enters.pairs.extend_from_slice(&group.clean_enters.pairs);
-            out[0].enters.count += group.clean_enters.count;
-            out[0].leaves.extend_from_slice(&group.clean_leaves);
-        }
-        let any_clean = index.observers > self.order.len();
-        let view = View::of(index);
-        let changes = &index.changes[..];
-        let (reach, wide) = (index.ordinary_reach(), &index.wide);
-        let per_task = changes.len().div_ceil(tasks).max(1);
-        let run = |(part, scratch): (&[Change], &mut TaskBuffers)| {
-            for ch in part {
-                scan::target(view, wide, ch, reach, any_clean, scratch);
-            }
-        };
-        run_jobs(pool, changes.chunks(per_task).zip(out.iter_mut()), &run);
-        // All enters first, then all leaves, each in task order: the same sequence of list
-        // edits (so the same list order) whatever the number of tasks.
-        let found = &self.scratch[tasks..2 * tasks];
-        let (edits, watch) = (&mut self.edits, &mut self.watch);
-        edit_clean_lists(index, edits, watch, found.iter().flat_map(|s| &s.enters.pairs), true);
-        edit_clean_lists(index, edits, watch, found.iter().flat_map(|s| &s.leaves), false);
+/// Changed targets against unchanged observers (`changed_observers` of the observers changed).
+/// Results go to the scratch buffers after the observers' (`scratch[tasks..2 * tasks]`), after
+/// the pairs the flip scans judged for their observers as targets; then the lists are edited in
+/// order.
+fn scan_targets(
+    scratch: &mut [TaskBuffers],
+    edits: &mut Vec<SetEdit>,
+    watch: &mut Option<WatchTracker>,
+    index: &mut AoiIndex,
+    changed_observers: usize,
+    pool: Option<&TaskPool>,
+) {
+    edits.clear();
+    let tasks = scratch.len() / 2;
+    let (groups, out) = scratch.split_at_mut(tasks);
+    out.iter_mut().for_each(TaskBuffers::clear);
+    // The pairs flip scans decided for their observers as targets come first, in task order
+    // (so in `order`), then the target scans': the same sequence whatever the number of tasks.
+    for group in groups.iter() {
+        out[0].enters.pairs.extend_from_slice(&group.clean_enters.pairs);
+        out[0].enters.count += group.clean_enters.count;
+        out[0].leaves.extend_from_slice(&group.clean_leaves);
     }
+    let any_clean = index.observers > changed_observers;
+    let view = View::of(index);
+    let changes = &index.changes[..];
+    let (reach, wide) = (index.ordinary_reach(), &index.wide);
+    let per_task = changes.len().div_ceil(tasks).max(1);
+    let run = |(part, scratch): (&[Change], &mut TaskBuffers)| {
+        for ch in part {
+            scan::target(view, wide, ch, reach, any_clean, scratch);
+        }
+    };
+    run_jobs(pool, changes.chunks(per_task).zip(out.iter_mut()), &run);
+    // All enters first, then all leaves, each in task order: the same sequence of list edits
+    // (so the same list order) whatever the number of tasks.
+    let found = &*out;
+    edit_clean_lists(index, edits, watch, found.iter().flat_map(|s| &s.enters.pairs), true);
+    edit_clean_lists(index, edits, watch, found.iter().flat_map(|s| &s.leaves), false);
 }
 
 /// Applies target scans' `pairs` (all entering, or all leaving) to the unchanged observers'

@@ -138,7 +138,6 @@ pub(crate) fn compute_interest(
     };
     work.run(index, parallelism, &mut sets);
     sync_sets(index, work, &mut sets);
-    index.end_tick();
     index.stats(&mut stats);
 }
 
