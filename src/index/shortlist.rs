@@ -14,6 +14,16 @@ use crate::{
     wide::threshold,
 };
 
+/// What [`AoiIndex::classify_step`] compares a change with.
+struct StepRules {
+    /// The longest step: farther is a jump.
+    limit: f32,
+    /// The ordinary reach: a stepping disc observer at least this large scans as a target too.
+    reach: f32,
+    /// A stepping observer takes the flip scan if it saw at least this many targets.
+    flip_scan_min_seen: usize,
+}
+
 /// How much larger than the largest view radius the automatic cell side is.
 const AUTO_SIDE_OVER_RADIUS: f32 = 1.0625;
 
@@ -39,39 +49,67 @@ impl AoiIndex {
         // ECS found the entities in.
         self.change_keys
             .sort(&mut self.changes, &mut self.spare_changes, |c| c.slot);
-        self.update_always();
         self.update_wide();
         self.place_wide();
-        self.classify_steps(flip_scan_min_seen);
-        if let Some(side) = self.wanted_side() {
+        let rebuild = self.wanted_side();
+        self.classify_and_move(flip_scan_min_seen, rebuild.is_none());
+        if let Some(side) = rebuild {
             self.rebuild(side);
-        } else {
-            self.move_changed();
         }
         let slots = &mut self.slots;
         // Members that changed places in a sorted cell count like cell changes in the grid.
         self.relinks += self.grid.restore_order(|s, idx| slots[s as usize].member_index = idx);
     }
 
-    /// Moves this tick's changed slots in the grid (or edits their members in place).
-    fn move_changed(&mut self) {
+    /// One pass over the shortlist: keeps the `Always` lists in step ([`Self::update_always`]),
+    /// sorts each change into stepping or jumped ([`Self::classify_step`]) and, when `moves`,
+    /// moves it in the grid (or edits its member in place); records the largest step. One pass
+    /// over the changes and their slots rather than three: uniform 50k, one thread, three
+    /// alternating runs with phase timers, the index's whole update after change pickup 3.65-3.78
+    /// → 3.18-3.28 ms.
+    fn classify_and_move(&mut self, flip_scan_min_seen: usize, moves: bool) {
+        let steps = StepRules {
+            limit: self.grid.side() * STEP_LIMIT_OVER_SIDE,
+            // A flip scan finds the clean observers that see the scanning target too when its
+            // window holds every cell the target scan would search (the ordinary reach around
+            // both of its points).
+            reach: self.ordinary_reach(),
+            flip_scan_min_seen,
+        };
+        let mut largest = 0.0f32;
+        self.stepped = 0;
         for i in 0..self.changes.len() {
-            self.prefetch_grid_ahead(i, |i| self.changes.get(i).map(|ch| ch.slot), |_| true);
-            let s = self.changes[i].slot;
-            let slot = &self.slots[s as usize];
-            let (in_grid, p, cell, idx) = (slot.in_grid, slot.p, slot.cell, slot.member_index);
-            let key = self.grid.key(p, slot.rules.instance);
-            if cell != NO_CELL {
-                if in_grid && self.grid.cells[cell as usize].key == key {
-                    let member = self.member(s);
-                    self.grid.edit_member(cell, idx, |m| *m = member);
-                    continue;
-                }
-                self.unlink(s);
+            if moves {
+                self.prefetch_grid_ahead(i, |i| self.changes.get(i).map(|ch| ch.slot), |_| true);
             }
-            if in_grid {
-                self.link(s, key);
+            self.update_always(i);
+            if let Some(step) = self.classify_step(i, &steps) {
+                largest = largest.max(step);
+                self.stepped += 1;
             }
+            if moves {
+                self.move_one(self.changes[i].slot);
+            }
+        }
+        self.step_reach = largest * STEP_SLACK;
+    }
+
+    /// Moves changed slot `s` in the grid (or edits its member in place).
+    #[inline]
+    fn move_one(&mut self, s: u32) {
+        let slot = &self.slots[s as usize];
+        let (in_grid, p, cell, idx) = (slot.in_grid, slot.p, slot.cell, slot.member_index);
+        let key = self.grid.key(p, slot.rules.instance);
+        if cell != NO_CELL {
+            if in_grid && self.grid.cells[cell as usize].key == key {
+                let member = self.member(s);
+                self.grid.edit_member(cell, idx, |m| *m = member);
+                return;
+            }
+            self.unlink(s);
+        }
+        if in_grid {
+            self.link(s, key);
         }
     }
 
@@ -116,65 +154,57 @@ impl AoiIndex {
         }
     }
 
-    /// Keeps the per-instance lists of `Always`-visible slots in step with the shortlist.
-    fn update_always(&mut self) {
-        for ch in &self.changes {
-            let slot = &self.slots[ch.slot as usize];
-            let (was, is) = (always_in(&ch.old_target()), always_in(&slot.target()));
-            if was == is {
-                continue;
+    /// Keeps the per-instance lists of `Always`-visible slots in step with change `i` of the
+    /// shortlist.
+    #[inline]
+    fn update_always(&mut self, i: usize) {
+        let ch = &self.changes[i];
+        let slot = &self.slots[ch.slot as usize];
+        let (was, is) = (always_in(&ch.old_target()), always_in(&slot.target()));
+        if was == is {
+            return;
+        }
+        if let Some(i) = was {
+            let list = self
+                .always
+                .get_mut(&i)
+                .expect("an Always slot's instance should have a list");
+            let at = list
+                .iter()
+                .position(|&x| x == ch.slot)
+                .expect("an Always slot should be listed");
+            list.remove(at);
+            if list.is_empty() {
+                self.always.remove(&i);
             }
-            if let Some(i) = was {
-                let list = self
-                    .always
-                    .get_mut(&i)
-                    .expect("an Always slot's instance should have a list");
-                let at = list
-                    .iter()
-                    .position(|&x| x == ch.slot)
-                    .expect("an Always slot should be listed");
-                list.remove(at);
-                if list.is_empty() {
-                    self.always.remove(&i);
-                }
-            }
-            if let Some(i) = is {
-                self.always.entry(i).or_default().push(ch.slot);
-            }
+        }
+        if let Some(i) = is {
+            self.always.entry(i).or_default().push(ch.slot);
         }
     }
 
-    /// Sorts this tick's changed slots into stepping observers, stepping targets and jumped
-    /// targets ([`Slot::stepping`](crate::slot::Slot::stepping), [`Slot::jumped`](crate::slot::Slot::jumped)), and records the largest step.
-    fn classify_steps(&mut self, flip_scan_min_seen: usize) {
-        let limit = self.grid.side() * STEP_LIMIT_OVER_SIDE;
-        let mut largest = 0.0f32;
-        self.stepped = 0;
-        // A flip scan finds the clean observers that see the scanning target too when its
-        // window holds every cell the target scan would search (the ordinary reach around both
-        // of its points).
-        let reach = self.ordinary_reach();
-        for ch in &self.changes {
-            let slot = &mut self.slots[ch.slot as usize];
-            let step = dist2(ch.old_p, slot.p).sqrt();
-            let steps = ch.old_in && slot.in_grid && ch.old_rules == slot.rules && step <= limit;
-            slot.jumped = !steps;
-            slot.stepping = steps
-                && !slot.wide
-                && ch.old_r2 >= 0.0
-                && ch.old_r2.to_bits() == slot.r2.to_bits()
-                && ch.old_rect == slot.rect
-                && self.lists[ch.slot as usize].len() >= flip_scan_min_seen;
-            slot.flip_scans_as_target = slot.stepping
-                && slot.rect.is_none()
-                && slot.rules.mode == AoiVisibility::Normal
-                && slot.radius >= reach;
-            if steps {
-                largest = largest.max(step);
-                self.stepped += 1;
-            }
-        }
-        self.step_reach = largest * STEP_SLACK;
+    /// Sorts change `i` of the shortlist into a stepping observer, a stepping target or a jumped
+    /// target ([`Slot::stepping`](crate::slot::Slot::stepping),
+    /// [`Slot::jumped`](crate::slot::Slot::jumped)); its step if it stepped.
+    #[inline]
+    fn classify_step(&mut self, i: usize, rules: &StepRules) -> Option<f32> {
+        let ch = &self.changes[i];
+        let seen = self.lists[ch.slot as usize].len();
+        let slot = &mut self.slots[ch.slot as usize];
+        let step = dist2(ch.old_p, slot.p).sqrt();
+        let steps = ch.old_in && slot.in_grid && ch.old_rules == slot.rules && step <= rules.limit;
+        slot.jumped = !steps;
+        slot.stepping = steps
+            && !slot.wide
+            && ch.old_r2 >= 0.0
+            && ch.old_r2.to_bits() == slot.r2.to_bits()
+            && ch.old_rect == slot.rect
+            && seen >= rules.flip_scan_min_seen;
+        slot.flip_scans_as_target = slot.stepping
+            && slot.rect.is_none()
+            && slot.rules.mode == AoiVisibility::Normal
+            && slot.radius >= rules.reach;
+        steps.then_some(step)
     }
 
     /// Re-derives the wide threshold from the radii when it moved far enough
