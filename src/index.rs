@@ -7,14 +7,17 @@
 
 use std::collections::BTreeMap;
 
-use bevy_ecs::{entity::EntityHashMap, prelude::*};
+use bevy_ecs::prelude::*;
 
+mod entity_slots;
 mod reasons;
 mod renumber;
 mod shortlist;
 mod touches;
 
 pub(crate) use touches::Touches;
+
+use entity_slots::EntitySlots;
 
 use crate::{
     components::Position,
@@ -39,7 +42,7 @@ pub(crate) struct AoiIndex {
     /// `slots[s].entity`, packed, for the hot slot-to-entity lookups.
     pub entities: Vec<Entity>,
     free_slots: Vec<u32>,
-    by_entity: EntityHashMap<u32>,
+    by_entity: EntitySlots,
     /// Per slot: the slots it sees now, in no particular order.
     pub lists: Vec<Vec<u32>>,
     /// This tick's shortlist, in slot order from [`Self::apply_changes`] on.
@@ -98,7 +101,7 @@ impl AoiIndex {
             slots: Vec::new(),
             entities: Vec::new(),
             free_slots: Vec::new(),
-            by_entity: EntityHashMap::default(),
+            by_entity: EntitySlots::default(),
             lists: Vec::new(),
             changes: Vec::new(),
             spare_changes: Vec::new(),
@@ -123,7 +126,7 @@ impl AoiIndex {
 
     /// The slot of a tracked entity.
     pub fn slot_of(&self, entity: Entity) -> Option<u32> {
-        self.by_entity.get(&entity).copied()
+        self.by_entity.get(entity)
     }
 
     /// The slot of a tracked entity, its record asked for (brought into cache) a few entities
@@ -374,7 +377,7 @@ impl AoiIndex {
             + self.slots.capacity() * size_of::<Slot>()
             + self.entities.capacity() * size_of::<Entity>()
             + self.free_slots.capacity() * size_of::<u32>()
-            + self.by_entity.capacity() * (size_of::<(Entity, u32)>() + 1)
+            + self.by_entity.heap_bytes()
             + self.lists.capacity() * size_of::<Vec<u32>>()
             + (self.changes.capacity() + self.spare_changes.capacity() + self.turns.capacity()) * size_of::<Change>()
             + self.change_keys.heap_bytes()

@@ -54,7 +54,7 @@ impl AoiIndex {
         for list in &mut self.lists {
             list.iter_mut().for_each(remap);
         }
-        self.by_entity.values_mut().for_each(remap);
+        self.by_entity.remap_slots(remap);
         for list in self.always.values_mut() {
             list.iter_mut().for_each(remap);
         }
@@ -71,9 +71,14 @@ impl AoiIndex {
     /// Debug check: the entity map, the slots and the grid members agree.
     #[cfg(debug_assertions)]
     fn check_links(&self) {
-        for (&e, &s) in &self.by_entity {
+        for (index, generation, s) in self.by_entity.iter() {
             let slot = &self.slots[s as usize];
-            assert_eq!(slot.entity, e, "slot {s} should belong to {e}");
+            let e = slot.entity;
+            assert_eq!(
+                (e.index_u32(), e.generation().to_bits()),
+                (index, generation),
+                "slot {s} should belong to the entity whose index maps to it"
+            );
             assert_eq!(
                 self.entities[s as usize], e,
                 "the packed entity of slot {s} should be {e}"

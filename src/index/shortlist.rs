@@ -325,7 +325,7 @@ impl AoiIndex {
                     slot.owned = false;
                     self.owned -= 1;
                 }
-                self.by_entity.remove(&entity);
+                self.by_entity.remove(entity);
                 // Free the buffer: a reused slot should not inherit another entity's capacity.
                 self.lists[s] = Vec::new();
                 self.free_slots.push(s as u32);

@@ -61,6 +61,41 @@ fn despawn_of_either_side_closes_every_pair() {
 }
 
 #[test]
+fn an_entity_given_a_despawned_ones_index_in_the_same_update_is_a_new_entity() {
+    let mut app = app();
+    let a = app.world().spawn((Position::new(0.0, 0.0), ViewRange::new(10.0))).id();
+    let b = app.world().spawn((Position::new(1.0, 0.0), ViewRange::new(10.0))).id();
+    app.update();
+    // Bevy's allocator keeps freed indices back until 128 have been freed, then hands them out
+    // again, the last first: free b and enough untracked entities, then spawn until b's index
+    // comes back (the entities without a Position on the way are not tracked).
+    let fillers: Vec<Entity> = (0..200).map(|_| app.world().spawn_empty().id()).collect();
+    app.world().despawn(b);
+    fillers.into_iter().for_each(|f| {
+        app.world().despawn(f);
+    });
+    let c = (0..1000)
+        .map(|_| app.world().spawn_empty().id())
+        .find(|e| e.index() == b.index())
+        .expect("Bevy should hand the despawned entity's index out again (what this test is about)");
+    (app.world().entity_mut(c)).insert((Position::new(2.0, 0.0), ViewRange::new(10.0)));
+    app.update();
+    assert_eq!(
+        set(&mut app, a),
+        vec![c],
+        "a should see the new entity, not the despawned one"
+    );
+    assert_eq!(set(&mut app, c), vec![a], "the new entity should see a");
+    app.world().entity_mut(c).insert(Position::new(3.0, 0.0));
+    app.update();
+    assert_eq!(
+        set(&mut app, a),
+        vec![c],
+        "a should still see the new entity after it moved"
+    );
+}
+
+#[test]
 fn removing_and_reinserting_components_balances_messages() {
     let mut app = app();
     let a = app.world().spawn((Position::new(0.0, 0.0), ViewRange::new(10.0))).id();
