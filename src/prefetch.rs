@@ -32,7 +32,7 @@ pub(crate) fn prefetch_end<T>(data: &[T]) {
 }
 
 /// Looks up `entity`'s `InterestSet` (the lookup's own loads are not waited for: nothing
-/// depends on them) and hints the CPU to bring the component into cache.
+/// depends on them) and hints the CPU to bring the component into the second-level cache.
 #[inline(always)]
 pub(crate) fn prefetch_set(sets: &Sets, entity: Entity) {
     if let Ok((_, set)) = sets.get(entity) {
