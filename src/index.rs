@@ -47,8 +47,9 @@ pub(crate) struct AoiIndex {
     pub lists: Vec<Vec<u32>>,
     /// This tick's shortlist, in slot order from [`Self::apply_changes`] on.
     pub changes: Vec<Change>,
-    /// The second buffer of the shortlist's radix sort, and the sort's keys.
+    /// The second buffer of the shortlist's sort.
     spare_changes: Vec<Change>,
+    /// The shortlist sort's keys.
     change_keys: KeySort,
     /// Slots whose grid member still carries the last update's start position and step flags:
     /// [`Self::end_tick`] leaves them, since a slot that changes again gets a new member
