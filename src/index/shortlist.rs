@@ -28,7 +28,8 @@ struct StepRules {
 const AUTO_SIDE_OVER_RADIUS: f32 = 1.0625;
 
 /// The step limit as a fraction of the cell side: an entity that moved farther in one tick is
-/// *jumped* rather than *stepping* ([`Slot::stepping`](crate::slot::Slot::stepping), [`Slot::jumped`](crate::slot::Slot::jumped)).
+/// *jumped* rather than *stepping* ([`Slot::stepping`](crate::slot::Slot::stepping),
+/// [`Slot::jumped`](crate::slot::Slot::jumped)).
 const STEP_LIMIT_OVER_SIDE: f32 = 0.125;
 
 impl AoiIndex {
@@ -208,8 +209,8 @@ impl AoiIndex {
     }
 
     /// Re-derives the wide threshold from the radii when it moved far enough
-    /// ([`WideObservers::settled`](crate::wide::WideObservers::settled)); then reclassifies every observer (`O(slots)`) and lists the
-    /// wide ones in slot order.
+    /// ([`WideObservers::settled`](crate::wide::WideObservers::settled)); then reclassifies every
+    /// observer (`O(slots)`) and lists the wide ones in slot order.
     fn update_wide(&mut self) {
         let above = threshold(&self.radii);
         if self.wide.settled(above) {

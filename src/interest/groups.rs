@@ -11,8 +11,8 @@ pub(crate) struct Groups {
     pub cells: Vec<(u32, u32)>,
     /// The changed observers' slots, group after group (each group in shortlist order).
     pub order: Vec<u32>,
-    /// The changed observers' places in the shortlist with their groups, in shortlist order, and each
-    /// group's next place in `order`: the counting sort's own buffers.
+    /// The changed observers' places in the shortlist with their groups, in shortlist order, and
+    /// each group's next place in `order`: the counting sort's own buffers.
     grouped: Vec<(u32, u32)>,
     cursors: Vec<u32>,
     /// The value of [`Cell::tag`](crate::grid::Cell::tag) that marks a cell as grouped in this
