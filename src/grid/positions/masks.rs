@@ -123,9 +123,10 @@ fn lanes_in_rect([x, y, _]: &[[f32; LANES]; 3], p: [f32; 3], half: [f32; 2]) -> 
 }
 
 /// Bit `j` set when point `j` of the four is within `r2[j]` of `p`: the same operations in the
-/// same order as [`dist2`](crate::grid::dist2) (in SSE on `x86_64`), so the same answers. Without
-/// `WITH_Z` the third axis is left out: where it is 0 on both sides [`dist2`](crate::grid::dist2) adds
-/// exactly `+0.0` to a sum of squares, which changes no comparison.
+/// same order as [`dist2`](crate::grid::dist2) (in SSE on `x86_64`), so the same answers.
+/// Without `WITH_Z` the third axis is left out: where it is 0 on both sides
+/// [`dist2`](crate::grid::dist2) adds exactly `+0.0` to a sum of squares, which changes no
+/// comparison.
 #[inline(always)]
 fn lanes_within<const WITH_Z: bool>(axes: &[[f32; LANES]; 3], p: [f32; 3], r2: &[f32; LANES]) -> u32 {
     lanes_within_both::<WITH_Z>(axes, p, r2, r2).0
