@@ -14,23 +14,28 @@
 //! candidates; the others are skipped, since the pass would leave them as they are. Nothing at
 //! all while no observer has a view-model component.
 //!
+//! Here: the layer's state, its system and each observer's pass; the decisions for an observer
+//! that keeps a view-model component in [`decide`], hand-overs in [`handover`].
+//!
 //! [`Touches`]: crate::index::Touches
+//! [`Slot::owned`]: crate::slot::Slot::owned
 
-use bevy_ecs::{entity::EntityHashMap, prelude::*};
+use bevy_ecs::{entity::EntityHashMap, prelude::*, query::QueryItem};
 
 use crate::{
     components::{InterestSet, ViewRange, ViewRect},
-    grid::dist2,
     index::AoiIndex,
-    messages::{EnterReason, EnterView, LeaveReason, LeaveView, TierChanged},
-    rules::AoiVisibility,
+    messages::{EnterView, LeaveReason, LeaveView, TierChanged},
     settings::AoiStats,
-    slot::Slot,
     systems::AoiPairEngine,
-    view_model::{EnterBudget, ViewHysteresis, ViewTiers, tier_at},
-    visibility::{ObserverState, rect_r2, sees, within},
+    view_model::{EnterBudget, ViewHysteresis, ViewTiers},
     watch::WatchTracker,
 };
+
+mod decide;
+mod handover;
+
+use decide::enter_reason;
 
 /// A shown target's slot when it is no longer tracked.
 const NO_SLOT: u32 = u32::MAX;
@@ -116,6 +121,9 @@ type ObserverItem = (
     &'static mut InterestSet,
 );
 
+/// One owned observer's [`ObserverItem`], as the query gives it.
+type ObserverView<'w, 's> = QueryItem<'w, 's, ObserverItem>;
+
 /// Runs the view layer (see the module doc) after the pair engine.
 pub(crate) fn update_view_layer(
     mut index: ResMut<AoiIndex>,
@@ -136,38 +144,7 @@ pub(crate) fn update_view_layer(
         return;
     }
     let watch = &mut work.0.watch;
-    for (observer, old_member) in core::mem::take(&mut index.newly_owned) {
-        if layer.by_observer.insert(observer, ()).is_some() {
-            continue;
-        }
-        // Handed over with the set it shows (counted by the engine with its old layers).
-        let shown = observers.get(observer).map_or(Vec::new(), |item| {
-            let set = &item.5;
-            set.iter()
-                .map(|target| Shown {
-                    target,
-                    slot: index.slot_of(target).unwrap_or(NO_SLOT),
-                    linger: 0,
-                    tier: 0,
-                    held: false,
-                    found: false,
-                    leaving: false,
-                })
-                .collect()
-        });
-        layer.owned.push(Owned {
-            observer,
-            shown,
-            counted: watch.as_ref().is_some_and(|w| w.counts(old_member)),
-            waiting: 0,
-            waited: Vec::new(),
-            held: 0,
-            lingering: 0,
-            slot: NO_SLOT,
-            renumbers: usize::MAX,
-            fresh: true,
-        });
-    }
+    layer.take_over(&mut index, &observers, watch);
     if layer.marks.len() < index.slots.len() {
         layer.marks.resize(index.slots.len(), (0, 0));
     }
@@ -233,212 +210,41 @@ impl ViewLayer {
         }
         let item = observers.get_mut(st.observer).ok();
         let (Some(s), Some(o), Some(mut item)) = (slot, o, item) else {
-            // No longer observing: everything leaves; the set (if any) is emptied.
-            let o = (st.slot != NO_SLOT).then_some(st.slot);
-            for sn in &st.shown {
-                self.leave(st.observer, sn, index.leave_reason(o, target_slot(index, sn)), None);
-            }
-            if let Some(mut item) = observers.get_mut(st.observer).ok()
-                && !item.5.holds(&[], false, 0)
-            {
-                item.5.clear();
-            }
+            self.stop_observing(st, index, observers);
             return false;
         };
-        let list = &index.lists[s as usize];
+        self.mark_shown(st);
+        if !o.layered {
+            self.hand_back(st, s, index, &mut item, watch);
+            return false;
+        }
+        self.decide(st, s, index, &mut item, watch, totals);
+        true
+    }
+
+    /// Marks each shown target's slot with this pass's epoch and its place in `st.shown`, and
+    /// clears the targets' `found` and `leaving` flags.
+    fn mark_shown(&mut self, st: &mut Owned) {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             // Wrapped: no stale mark may match.
             self.marks.iter_mut().for_each(|m| *m = (0, 0));
             self.epoch = 1;
         }
-        let epoch = self.epoch;
         for (i, sn) in st.shown.iter_mut().enumerate() {
             sn.found = false;
             sn.leaving = false;
             if sn.slot != NO_SLOT {
-                self.marks[sn.slot as usize] = (epoch, i as u32);
+                self.marks[sn.slot as usize] = (self.epoch, i as u32);
             }
         }
-        let mut dirty = st.fresh;
-        if !o.layered {
-            // Handed back: the set becomes the plain one the index holds.
-            st.waited.sort_unstable();
-            for &t in list {
-                let (e, i) = self.marks[t as usize];
-                if e == epoch {
-                    st.shown[i as usize].found = true;
-                } else {
-                    let target = index.entities[t as usize];
-                    self.enters.push(EnterView {
-                        observer: st.observer,
-                        target,
-                        tier: 0,
-                        reason: enter_reason(index, &st.waited, s, t),
-                    });
-                    if st.counted
-                        && let Some(w) = watch
-                    {
-                        w.inc(target);
-                    }
-                }
-            }
-            for sn in st.shown.iter().filter(|sn| !sn.found) {
-                let reason = index.leave_reason(Some(s), target_slot(index, sn));
-                self.leave(st.observer, sn, reason, watch.as_mut().filter(|_| st.counted));
-            }
-            self.sorted.clear();
-            self.sorted
-                .extend(list.iter().map(|&t| (index.entities[t as usize], 0)));
-            self.sorted.sort_unstable();
-            if !item.5.holds(&self.sorted, false, 0) {
-                item.5.assign(self.sorted.iter().copied(), false, 0);
-            }
-            return false;
-        }
-        let (range, rect, hysteresis, budget, tiers) = (item.0, item.1, item.2, item.3, item.4);
-        let (r2, rect) = match (range, rect) {
-            (_, Some(v)) => {
-                let half = [v.half_width, v.half_height];
-                (rect_r2(half), Some(half))
-            }
-            (Some(r), None) => (r.radius * r.radius, None),
-            (None, None) => unreachable!("an indexed observer should have a view component"),
-        };
-        let (margin, linger) = hysteresis.map_or((0.0, 0), |h| (h.margin, h.linger_ticks));
-        let budget = budget.map_or(usize::MAX, |b| b.0 as usize);
-        let thresholds = tiers.map_or(&[][..], |t| &t.thresholds[..]);
-        let po = o.p;
-        // The contract's own test, the view not grown: `Always` targets are within any view.
-        let inside = |t: &Slot| t.rules.mode == AoiVisibility::Always || within(po, r2, rect, t.p);
-        let next_tier = |tier: u8, q: [f32; 3]| {
-            let plain = tier_at(po, q, rect.is_some(), thresholds, 0.0);
-            if plain <= tier {
-                plain
-            } else {
-                tier_at(po, q, rect.is_some(), thresholds, margin).max(tier)
-            }
-        };
-        self.candidates.clear();
-        // Shown targets held by the hysteresis, and those of them lingering, counted as decided.
-        let (mut held, mut lingering) = (0u32, 0u32);
-        for &t in list {
-            let ts = &index.slots[t as usize];
-            let (e, i) = self.marks[t as usize];
-            if e != epoch {
-                if inside(ts) {
-                    self.candidates.push((dist2(po, ts.p), ts.entity, t));
-                }
-                continue;
-            }
-            let sn = &mut st.shown[i as usize];
-            sn.found = true;
-            sn.linger = 0;
-            let now_inside = inside(ts);
-            if sn.held && now_inside {
-                totals.returned += 1;
-            }
-            sn.held = !now_inside;
-            held += u32::from(sn.held);
-            dirty |= retier(&mut self.tier_changes, st.observer, sn, next_tier(sn.tier, ts.p));
-        }
-        // Shown but not found: beyond the grown view (lingers), or its rules fail (leaves).
-        let rules_only = ObserverState {
-            p: po,
-            r2: f32::INFINITY,
-            rect: None,
-            sees: o.rules.sees,
-            instance: o.rules.instance,
-        };
-        for sn in st.shown.iter_mut().filter(|sn| !sn.found) {
-            let ts = target_slot(index, sn).map(|t| &index.slots[t as usize]);
-            let allowed = ts.is_some_and(|ts| sees(&rules_only, &ts.target()));
-            sn.linger += 1;
-            if let Some(ts) = ts.filter(|_| allowed && sn.linger <= linger) {
-                sn.held = true;
-                held += 1;
-                lingering += 1;
-                dirty |= retier(&mut self.tier_changes, st.observer, sn, next_tier(sn.tier, ts.p));
-            } else {
-                sn.leaving = true;
-            }
-        }
-        for sn in st.shown.iter().filter(|sn| sn.leaving) {
-            dirty = true;
-            let reason = index.leave_reason(Some(s), target_slot(index, sn));
-            self.leave(st.observer, sn, reason, watch.as_mut().filter(|_| st.counted));
-        }
-        st.shown.retain(|sn| !sn.leaving);
-        // The nearest qualifying targets enter, up to the budget, nearest first; the others
-        // wait. Without a budget to apply, they enter in list order.
-        let admitted = self.candidates.len().min(budget);
-        if admitted < self.candidates.len() {
-            let nearest = |a: &(f32, Entity, u32), b: &(f32, Entity, u32)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
-            if admitted > 0 {
-                self.candidates.select_nth_unstable_by(admitted - 1, nearest);
-            }
-            self.candidates[..admitted].sort_unstable_by(nearest);
-        }
-        // Which of them waited for the budget last update (`waited` is in no order): each waiting
-        // one looked up in the admitted ones, sorted; nothing to do when none waited.
-        self.after_waiting.clear();
-        if !st.waited.is_empty() {
-            self.sorted_admitted.clear();
-            self.sorted_admitted
-                .extend(self.candidates[..admitted].iter().map(|&(_, target, _)| target));
-            self.sorted_admitted.sort_unstable();
-            let admitted_ones = &self.sorted_admitted;
-            self.after_waiting
-                .extend(st.waited.iter().filter(|w| admitted_ones.binary_search(w).is_ok()));
-            self.after_waiting.sort_unstable();
-        }
-        // A new observer's enters all say it appeared (nothing waited for it): asked once.
-        let appeared = admitted > 0 && index.observer_appeared(s);
-        self.entering.clear();
-        for &(_, target, t) in &self.candidates[..admitted] {
-            let tier = tier_at(po, index.slots[t as usize].p, rect.is_some(), thresholds, 0.0);
-            self.entering.push(Shown {
-                target,
-                slot: t,
-                linger: 0,
-                tier,
-                held: false,
-                found: true,
-                leaving: false,
-            });
-            self.enters.push(EnterView {
-                observer: st.observer,
-                target,
-                tier,
-                reason: if appeared {
-                    EnterReason::Appeared
-                } else {
-                    enter_reason(index, &self.after_waiting, s, t)
-                },
-            });
-            if st.counted
-                && let Some(w) = watch
-            {
-                w.inc(target);
-            }
-            dirty = true;
-        }
-        merge_by_target(&mut st.shown, &mut self.entering);
-        st.waited.clear();
-        st.waited
-            .extend(self.candidates[admitted..].iter().map(|&(_, target, _)| target));
-        let waiting = (self.candidates.len() - admitted) as u32;
-        dirty |= waiting != st.waiting;
-        st.waiting = waiting;
-        st.fresh = false;
-        totals.waiting += waiting as usize;
-        (st.held, st.lingering) = (held, lingering);
-        totals.held += held as usize;
-        if dirty {
-            let shown = st.shown.iter().map(|sn| (sn.target, sn.tier));
-            item.5.assign(shown, tiers.is_some(), waiting);
-        }
-        true
+    }
+
+    /// Where target slot `t` is in the observer's `shown`, if it was marked by this pass's
+    /// [`Self::mark_shown`].
+    fn shown_at(&self, t: u32) -> Option<usize> {
+        let (epoch, i) = self.marks[t as usize];
+        (epoch == self.epoch).then_some(i as usize)
     }
 
     /// Records `sn` leaving `observer`'s view (uncounting it when `watch` is given).
@@ -481,53 +287,4 @@ fn needs_look(st: &Owned, index: &AoiIndex) -> bool {
 fn target_slot(index: &AoiIndex, sn: &Shown) -> Option<u32> {
     let slot = index.slots.get(sn.slot as usize)?;
     (slot.entity == sn.target).then_some(sn.slot)
-}
-
-/// Why target slot `t` enters the view of owned observer slot `o`; `waited` (sorted) holds at
-/// least those of the entering targets that waited for its budget at the end of the last update.
-fn enter_reason(index: &AoiIndex, waited: &[Entity], o: u32, t: u32) -> EnterReason {
-    if !waited.is_empty() && waited.binary_search(&index.entities[t as usize]).is_ok() {
-        EnterReason::WaitedForBudget
-    } else {
-        index.enter_reason(o, t)
-    }
-}
-
-/// Merges `entering` (any order; emptied) into `shown`, keeping `shown` sorted by target: one
-/// pass from the back, `O(shown + k log k)` for `k` entering.
-fn merge_by_target(shown: &mut Vec<Shown>, entering: &mut Vec<Shown>) {
-    if entering.is_empty() {
-        return;
-    }
-    entering.sort_unstable_by_key(|sn| sn.target);
-    let (mut i, mut j) = (shown.len(), entering.len());
-    shown.resize(i + j, entering[0]);
-    for k in (0..shown.len()).rev() {
-        if j == 0 {
-            break;
-        }
-        if i > 0 && shown[i - 1].target > entering[j - 1].target {
-            shown[k] = shown[i - 1];
-            i -= 1;
-        } else {
-            shown[k] = entering[j - 1];
-            j -= 1;
-        }
-    }
-    entering.clear();
-}
-
-/// Moves shown target `sn` of `observer` to `tier`, recording a [`TierChanged`] if it differs;
-/// whether it did.
-fn retier(changes: &mut Vec<TierChanged>, observer: Entity, sn: &mut Shown, tier: u8) -> bool {
-    if tier == sn.tier {
-        return false;
-    }
-    sn.tier = tier;
-    changes.push(TierChanged {
-        observer,
-        target: sn.target,
-        tier,
-    });
-    true
 }

@@ -1,0 +1,294 @@
+//! The update of an owned observer that keeps a view-model component: what it shows holds,
+//! lingers or leaves; the qualifying targets it does not show enter under its budget, nearest
+//! first; every shown target gets its tier (the rules of [`crate::view_model`]).
+
+use bevy_ecs::prelude::*;
+
+use super::{ObserverView, Owned, Shown, Totals, ViewLayer, target_slot};
+use crate::{
+    grid::dist2,
+    index::AoiIndex,
+    messages::{EnterReason, EnterView, TierChanged},
+    rules::AoiVisibility,
+    slot::Slot,
+    view_model::tier_at,
+    visibility::{ObserverState, rect_r2, sees, within},
+    watch::WatchTracker,
+};
+
+/// An owned observer's view as the layer's rules read it.
+struct LayerView<'a> {
+    /// The observer's position.
+    p: [f32; 3],
+    /// Its radius squared, or its rectangle's `rect_r2`.
+    r2: f32,
+    /// Its rectangle's half extents, if it has one.
+    rect: Option<[f32; 2]>,
+    /// The hysteresis margin and `linger_ticks` (0 and 0 without hysteresis).
+    margin: f32,
+    linger: u32,
+    /// Enters allowed per update (`usize::MAX` without a budget).
+    budget: usize,
+    /// The tier thresholds (none without tiers).
+    thresholds: &'a [f32],
+}
+
+impl<'a> LayerView<'a> {
+    fn of(item: &'a ObserverView, p: [f32; 3]) -> Self {
+        let (range, rect, hysteresis, budget, tiers) = (item.0, item.1, item.2, item.3, item.4);
+        let (r2, rect) = match (range, rect) {
+            (_, Some(v)) => {
+                let half = [v.half_width, v.half_height];
+                (rect_r2(half), Some(half))
+            }
+            (Some(r), None) => (r.radius * r.radius, None),
+            (None, None) => unreachable!("an indexed observer should have a view component"),
+        };
+        let (margin, linger) = hysteresis.map_or((0.0, 0), |h| (h.margin, h.linger_ticks));
+        Self {
+            p,
+            r2,
+            rect,
+            margin,
+            linger,
+            budget: budget.map_or(usize::MAX, |b| b.0 as usize),
+            thresholds: tiers.map_or(&[][..], |t| &t.thresholds[..]),
+        }
+    }
+
+    /// The contract's own test, the view not grown: `Always` targets are within any view.
+    fn inside(&self, t: &Slot) -> bool {
+        t.rules.mode == AoiVisibility::Always || within(self.p, self.r2, self.rect, t.p)
+    }
+
+    /// The tier at `q` of a target now in `tier`: nearer as soon as it is within a threshold,
+    /// farther only beyond the threshold plus the margin.
+    fn next_tier(&self, tier: u8, q: [f32; 3]) -> u8 {
+        let plain = self.tier_at(q);
+        if plain <= tier {
+            plain
+        } else {
+            tier_at(self.p, q, self.rect.is_some(), self.thresholds, self.margin).max(tier)
+        }
+    }
+
+    /// The tier at `q` with no margin (an entering target's).
+    fn tier_at(&self, q: [f32; 3]) -> u8 {
+        tier_at(self.p, q, self.rect.is_some(), self.thresholds, 0.0)
+    }
+}
+
+impl ViewLayer {
+    /// One update of owned observer `st` (slot `s`, shown targets marked by
+    /// [`Self::mark_shown`]) that keeps a view-model component; its set is written when anything
+    /// it shows changed.
+    pub(super) fn decide(
+        &mut self,
+        st: &mut Owned,
+        s: u32,
+        index: &AoiIndex,
+        item: &mut ObserverView,
+        watch: &mut Option<WatchTracker>,
+        totals: &mut Totals,
+    ) {
+        let tiered = item.4.is_some();
+        let view = LayerView::of(item, index.slots[s as usize].p);
+        let (held, lingering, retiered) = self.hold_or_linger(st, s, index, &view, totals);
+        let mut dirty = st.fresh | retiered;
+        for sn in st.shown.iter().filter(|sn| sn.leaving) {
+            dirty = true;
+            let reason = index.leave_reason(Some(s), target_slot(index, sn));
+            self.leave(st.observer, sn, reason, watch.as_mut().filter(|_| st.counted));
+        }
+        st.shown.retain(|sn| !sn.leaving);
+        dirty |= self.admit(st, s, index, &view, watch);
+        st.fresh = false;
+        totals.waiting += st.waiting as usize;
+        (st.held, st.lingering) = (held, lingering);
+        totals.held += held as usize;
+        if dirty {
+            let shown = st.shown.iter().map(|sn| (sn.target, sn.tier));
+            item.5.assign(shown, tiered, st.waiting);
+        }
+    }
+
+    /// Walks the observer's index list (what its grown view sees): a shown target found there
+    /// holds (held by the hysteresis when beyond the view itself) and may change tier; a target
+    /// not shown and within the view becomes a candidate. Then a shown target not found lingers
+    /// while its rules allow and `linger_ticks` last, or is marked `leaving`. Returns how many
+    /// are held and lingering, and whether a tier changed.
+    fn hold_or_linger(
+        &mut self,
+        st: &mut Owned,
+        s: u32,
+        index: &AoiIndex,
+        view: &LayerView,
+        totals: &mut Totals,
+    ) -> (u32, u32, bool) {
+        self.candidates.clear();
+        let (mut held, mut lingering, mut retiered) = (0u32, 0u32, false);
+        for &t in &index.lists[s as usize] {
+            let ts = &index.slots[t as usize];
+            let Some(i) = self.shown_at(t) else {
+                if view.inside(ts) {
+                    self.candidates.push((dist2(view.p, ts.p), ts.entity, t));
+                }
+                continue;
+            };
+            let sn = &mut st.shown[i];
+            sn.found = true;
+            sn.linger = 0;
+            let now_inside = view.inside(ts);
+            if sn.held && now_inside {
+                totals.returned += 1;
+            }
+            sn.held = !now_inside;
+            held += u32::from(sn.held);
+            retiered |= retier(&mut self.tier_changes, st.observer, sn, view.next_tier(sn.tier, ts.p));
+        }
+        // Shown but not found: beyond the grown view (lingers), or its rules fail (leaves).
+        let o = &index.slots[s as usize];
+        let rules_only = ObserverState {
+            p: view.p,
+            r2: f32::INFINITY,
+            rect: None,
+            sees: o.rules.sees,
+            instance: o.rules.instance,
+        };
+        for sn in st.shown.iter_mut().filter(|sn| !sn.found) {
+            let ts = target_slot(index, sn).map(|t| &index.slots[t as usize]);
+            let allowed = ts.is_some_and(|ts| sees(&rules_only, &ts.target()));
+            sn.linger += 1;
+            if let Some(ts) = ts.filter(|_| allowed && sn.linger <= view.linger) {
+                sn.held = true;
+                held += 1;
+                lingering += 1;
+                retiered |= retier(&mut self.tier_changes, st.observer, sn, view.next_tier(sn.tier, ts.p));
+            } else {
+                sn.leaving = true;
+            }
+        }
+        (held, lingering, retiered)
+    }
+
+    /// The nearest candidates enter, up to the budget, nearest first (in list order without a
+    /// budget to apply); the others wait (`st.waited`, `st.waiting`). Whether anything entered
+    /// or the number waiting changed.
+    fn admit(
+        &mut self,
+        st: &mut Owned,
+        s: u32,
+        index: &AoiIndex,
+        view: &LayerView,
+        watch: &mut Option<WatchTracker>,
+    ) -> bool {
+        let admitted = self.candidates.len().min(view.budget);
+        if admitted < self.candidates.len() {
+            let nearest = |a: &(f32, Entity, u32), b: &(f32, Entity, u32)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
+            if admitted > 0 {
+                self.candidates.select_nth_unstable_by(admitted - 1, nearest);
+            }
+            self.candidates[..admitted].sort_unstable_by(nearest);
+        }
+        // Which of them waited for the budget last update (`waited` is in no order): each waiting
+        // one looked up in the admitted ones, sorted; nothing to do when none waited.
+        self.after_waiting.clear();
+        if !st.waited.is_empty() {
+            self.sorted_admitted.clear();
+            self.sorted_admitted
+                .extend(self.candidates[..admitted].iter().map(|&(_, target, _)| target));
+            self.sorted_admitted.sort_unstable();
+            let admitted_ones = &self.sorted_admitted;
+            self.after_waiting
+                .extend(st.waited.iter().filter(|w| admitted_ones.binary_search(w).is_ok()));
+            self.after_waiting.sort_unstable();
+        }
+        // A new observer's enters all say it appeared (nothing waited for it): asked once.
+        let appeared = admitted > 0 && index.observer_appeared(s);
+        self.entering.clear();
+        for &(_, target, t) in &self.candidates[..admitted] {
+            let tier = view.tier_at(index.slots[t as usize].p);
+            self.entering.push(Shown {
+                target,
+                slot: t,
+                linger: 0,
+                tier,
+                held: false,
+                found: true,
+                leaving: false,
+            });
+            self.enters.push(EnterView {
+                observer: st.observer,
+                target,
+                tier,
+                reason: if appeared {
+                    EnterReason::Appeared
+                } else {
+                    enter_reason(index, &self.after_waiting, s, t)
+                },
+            });
+            if st.counted
+                && let Some(w) = watch
+            {
+                w.inc(target);
+            }
+        }
+        merge_by_target(&mut st.shown, &mut self.entering);
+        st.waited.clear();
+        st.waited
+            .extend(self.candidates[admitted..].iter().map(|&(_, target, _)| target));
+        let waiting = (self.candidates.len() - admitted) as u32;
+        let changed = admitted > 0 || waiting != st.waiting;
+        st.waiting = waiting;
+        changed
+    }
+}
+
+/// Why target slot `t` enters the view of owned observer slot `o`; `waited` (sorted) holds at
+/// least those of the entering targets that waited for its budget at the end of the last update.
+pub(super) fn enter_reason(index: &AoiIndex, waited: &[Entity], o: u32, t: u32) -> EnterReason {
+    if !waited.is_empty() && waited.binary_search(&index.entities[t as usize]).is_ok() {
+        EnterReason::WaitedForBudget
+    } else {
+        index.enter_reason(o, t)
+    }
+}
+
+/// Merges `entering` (any order; emptied) into `shown`, keeping `shown` sorted by target: one
+/// pass from the back, `O(shown + k log k)` for `k` entering.
+fn merge_by_target(shown: &mut Vec<Shown>, entering: &mut Vec<Shown>) {
+    if entering.is_empty() {
+        return;
+    }
+    entering.sort_unstable_by_key(|sn| sn.target);
+    let (mut i, mut j) = (shown.len(), entering.len());
+    shown.resize(i + j, entering[0]);
+    for k in (0..shown.len()).rev() {
+        if j == 0 {
+            break;
+        }
+        if i > 0 && shown[i - 1].target > entering[j - 1].target {
+            shown[k] = shown[i - 1];
+            i -= 1;
+        } else {
+            shown[k] = entering[j - 1];
+            j -= 1;
+        }
+    }
+    entering.clear();
+}
+
+/// Moves shown target `sn` of `observer` to `tier`, recording a [`TierChanged`] if it differs;
+/// whether it did.
+fn retier(changes: &mut Vec<TierChanged>, observer: Entity, sn: &mut Shown, tier: u8) -> bool {
+    if tier == sn.tier {
+        return false;
+    }
+    sn.tier = tier;
+    changes.push(TierChanged {
+        observer,
+        target: sn.target,
+        tier,
+    });
+    true
+}

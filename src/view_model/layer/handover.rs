@@ -1,0 +1,111 @@
+//! Observers changing hands between the pair engine and the view layer: taken over with the set
+//! they show, given back with the plain set the index holds (only the differences as messages),
+//! or let go with everything leaving when they stop observing.
+
+use bevy_ecs::prelude::*;
+
+use super::{NO_SLOT, ObserverItem, ObserverView, Owned, Shown, ViewLayer, enter_reason, target_slot};
+use crate::{index::AoiIndex, messages::EnterView, watch::WatchTracker};
+
+impl ViewLayer {
+    /// Takes over the observers that became owned this update ([`AoiIndex::newly_owned`]), each
+    /// with the set it shows now, counted for `Watched` as the engine counted it (with the
+    /// layers it was in before).
+    pub(super) fn take_over(
+        &mut self,
+        index: &mut AoiIndex,
+        observers: &Query<ObserverItem>,
+        watch: &Option<WatchTracker>,
+    ) {
+        for (observer, old_member) in core::mem::take(&mut index.newly_owned) {
+            if self.by_observer.insert(observer, ()).is_some() {
+                continue;
+            }
+            let shown = observers.get(observer).map_or(Vec::new(), |item| {
+                item.5
+                    .iter()
+                    .map(|target| Shown {
+                        target,
+                        slot: index.slot_of(target).unwrap_or(NO_SLOT),
+                        linger: 0,
+                        tier: 0,
+                        held: false,
+                        found: false,
+                        leaving: false,
+                    })
+                    .collect()
+            });
+            self.owned.push(Owned {
+                observer,
+                shown,
+                counted: watch.as_ref().is_some_and(|w| w.counts(old_member)),
+                waiting: 0,
+                waited: Vec::new(),
+                held: 0,
+                lingering: 0,
+                slot: NO_SLOT,
+                renumbers: usize::MAX,
+                fresh: true,
+            });
+        }
+    }
+
+    /// Lets go of owned observer `st`, which no longer observes: everything it shows leaves, and
+    /// its set (if it still has one) is emptied.
+    pub(super) fn stop_observing(&mut self, st: &Owned, index: &AoiIndex, observers: &mut Query<ObserverItem>) {
+        let o = (st.slot != NO_SLOT).then_some(st.slot);
+        for sn in &st.shown {
+            self.leave(st.observer, sn, index.leave_reason(o, target_slot(index, sn)), None);
+        }
+        if let Ok(mut item) = observers.get_mut(st.observer)
+            && !item.5.holds(&[], false, 0)
+        {
+            item.5.clear();
+        }
+    }
+
+    /// Gives owned observer `st` (slot `s`, shown targets marked) back to the engine, which
+    /// lost its last view-model component: its set becomes the plain one in the index's list,
+    /// with an enter for each listed target it did not show and a leave for each shown target
+    /// not listed.
+    pub(super) fn hand_back(
+        &mut self,
+        st: &mut Owned,
+        s: u32,
+        index: &AoiIndex,
+        item: &mut ObserverView,
+        watch: &mut Option<WatchTracker>,
+    ) {
+        let list = &index.lists[s as usize];
+        st.waited.sort_unstable();
+        for &t in list {
+            if let Some(i) = self.shown_at(t) {
+                st.shown[i].found = true;
+                continue;
+            }
+            let target = index.entities[t as usize];
+            self.enters.push(EnterView {
+                observer: st.observer,
+                target,
+                tier: 0,
+                reason: enter_reason(index, &st.waited, s, t),
+            });
+            if st.counted
+                && let Some(w) = watch
+            {
+                w.inc(target);
+            }
+        }
+        for sn in st.shown.iter().filter(|sn| !sn.found) {
+            let reason = index.leave_reason(Some(s), target_slot(index, sn));
+            self.leave(st.observer, sn, reason, watch.as_mut().filter(|_| st.counted));
+        }
+        self.sorted.clear();
+        self.sorted
+            .extend(list.iter().map(|&t| (index.entities[t as usize], 0)));
+        self.sorted.sort_unstable();
+        if !item.5.holds(&self.sorted, false, 0) {
+            item.5.assign(self.sorted.iter().copied(), false, 0);
+        }
+    }
+}
