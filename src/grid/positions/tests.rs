@@ -1,0 +1,202 @@
+//! Tests of the blocks' four-lane tests against the scalar ones, on lattice points (many at
+//! exactly the radius) and off the plane.
+
+use super::*;
+use crate::grid::dist2 as scalar_dist2;
+
+/// Points on a lattice around `p` (so many are at exactly the radius) and, `with_z`, a few
+/// off its plane.
+fn points(n: usize, with_z: bool) -> Vec<Member> {
+    let mut state = 11u64;
+    (0..n)
+        .map(|i| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let (a, b) = ((state >> 40) % 11, (state >> 20) % 11);
+            let mut m = crate::grid::tests::member(i as u32, ((state >> 8) % 40) as f32 - 5.0);
+            m.p = [
+                a as f32 - 5.0,
+                b as f32 - 5.0,
+                if with_z && i % 7 == 0 { 0.5 } else { 0.0 },
+            ];
+            m
+        })
+        .collect()
+}
+
+#[test]
+fn within_answers_as_the_scalar_distance_test_including_at_the_radius() {
+    for with_z in [true, false] {
+        within_answers_as_the_scalar_distance_test(with_z);
+    }
+}
+
+fn within_answers_as_the_scalar_distance_test(with_z: bool) {
+    let members = points(150, with_z);
+    let mut pos = Positions::default();
+    pos.rebuild(&members);
+    let p = [0.0, 0.0, 0.0];
+    for r2 in [-1.0, 0.0, 9.0, 25.0, 25.5, 1.0e9] {
+        for range in [0..150, 3..150, 0..64, 64..129, 5..6, 7..7] {
+            let mut got = Vec::new();
+            pos.within(range.clone(), p, r2, with_z, |start, mut mask| {
+                while mask != 0 {
+                    got.push(start + mask.trailing_zeros() as usize);
+                    mask &= mask - 1;
+                }
+            });
+            let want: Vec<usize> = range.filter(|&i| scalar_dist2(members[i].p, p) <= r2).collect();
+            assert_eq!(
+                got, want,
+                "r2 {r2}, with_z {with_z}: the vector test should accept exactly what \
+                 `dist2 <= r2` accepts"
+            );
+        }
+    }
+}
+
+#[test]
+fn seeing_reports_each_members_own_radius_at_both_points() {
+    for with_z in [true, false] {
+        seeing_reports_each_members_own_radius(with_z);
+    }
+}
+
+fn seeing_reports_each_members_own_radius(with_z: bool) {
+    let members = points(150, with_z);
+    let mut pos = Positions::default();
+    pos.rebuild(&members);
+    let (now, before) = ([0.0, 0.0, 0.0], [1.0, -2.0, 0.0]);
+    for range in [0..150, 1..100, 64..65] {
+        let (mut flips, mut sees) = (Vec::new(), Vec::new());
+        pos.seeing(range.clone(), now, before, with_z, |start, f, s| {
+            for j in 0..64 {
+                if (f >> j) & 1 != 0 {
+                    flips.push(start + j);
+                }
+                if (s >> j) & 1 != 0 {
+                    sees.push(start + j);
+                }
+            }
+        });
+        let at = |i: usize, q| scalar_dist2(members[i].p, q) <= members[i].r2;
+        let want_sees: Vec<usize> = range.clone().filter(|&i| at(i, now) || at(i, before)).collect();
+        let want_flips: Vec<usize> = range.filter(|&i| at(i, now) != at(i, before)).collect();
+        assert_eq!(
+            sees, want_sees,
+            "with_z {with_z}: members seeing the target at either point should be reported"
+        );
+        assert_eq!(
+            flips, want_flips,
+            "with_z {with_z}: members seeing it at exactly one point should be flips"
+        );
+    }
+}
+
+#[test]
+fn flips_both_ways_answer_as_the_scalar_distance_tests_with_both_radii() {
+    for with_z in [true, false] {
+        // Members that did not move (start = now), as the clean observers whose view of the
+        // scanning observer is tested: their own radii vary, some are not observers.
+        let mut members = points(150, with_z);
+        members.iter_mut().for_each(|m| m.start_p = m.p);
+        let mut pos = Positions::default();
+        pos.rebuild(&members);
+        let (now, start, r2) = ([0.0, 0.0, 0.0], [1.0, -2.0, 0.0], 9.0);
+        for range in [0..150, 1..100, 64..65] {
+            let mut got = Vec::new();
+            pos.flips_both_ways(range.clone(), now, start, r2, with_z, true, |first, f, i, sn, ss| {
+                for j in 0..64 {
+                    let bit = |m: u64| (m >> j) & 1 != 0;
+                    if range.contains(&(first + j)) && (bit(f) || bit(sn) || bit(ss)) {
+                        got.push((first + j, bit(f), bit(i), bit(sn), bit(ss)));
+                    }
+                }
+            });
+            let within = |a, b, r2: f32| scalar_dist2(a, b) <= r2;
+            let want: Vec<_> = range
+                .map(|k| {
+                    let m = &members[k];
+                    let (inside, was) = (within(m.p, now, r2), within(m.start_p, start, r2));
+                    (
+                        k,
+                        inside != was,
+                        inside,
+                        within(m.p, now, m.r2),
+                        within(m.p, start, m.r2),
+                    )
+                })
+                .filter(|&(_, flip, _, seen_now, seen_start)| flip || seen_now || seen_start)
+                .collect();
+            assert_eq!(
+                got, want,
+                "with_z {with_z}: the observer's flips and the members' own views of it at both points \
+                 should be the scalar tests' answers, every seer reported"
+            );
+        }
+    }
+    // A member that sees it at both points, in a run with no flip either way: reported only
+    // when every seer is wanted.
+    let mut seer = crate::grid::tests::member(0, 100.0);
+    (seer.p, seer.start_p) = ([0.5, 0.0, 0.0], [0.5, 0.0, 0.0]);
+    let mut pos = Positions::default();
+    pos.push(&seer);
+    for every_seer in [false, true] {
+        let mut runs = 0;
+        pos.flips_both_ways(
+            0..1,
+            [0.0; 3],
+            [1.0, -2.0, 0.0],
+            9.0,
+            false,
+            every_seer,
+            |_, f, _, sn, ss| {
+                assert_eq!(
+                    (f, sn, ss),
+                    (0, 1, 1),
+                    "the run should hold no flip and the seer at both points"
+                );
+                runs += 1;
+            },
+        );
+        assert_eq!(
+            runs,
+            usize::from(every_seer),
+            "a run without flips should be reported exactly when every seer is wanted"
+        );
+    }
+}
+
+#[test]
+fn rect_flips_answer_as_the_scalar_rectangle_test_including_at_the_edges() {
+    let mut members = points(150, true);
+    // Start positions a lattice step away, so some members cross an edge.
+    for (i, m) in members.iter_mut().enumerate() {
+        m.start_p = [m.p[0] + (i % 3) as f32 - 1.0, m.p[1] + (i % 5) as f32 - 2.0, m.p[2]];
+    }
+    let mut pos = Positions::default();
+    pos.rebuild(&members);
+    let (now, start) = ([0.0, 0.0, 0.0], [1.0, -1.0, 0.0]);
+    for half in [[0.0, 0.0], [2.0, 3.0], [3.0, 3.0], [4.5, 1.0], [1.0e9, 2.0]] {
+        for range in [0..150, 3..150, 64..129, 5..6] {
+            let (mut flips, mut inside) = (Vec::new(), Vec::new());
+            pos.flips(range.clone(), now, start, FlipShape::Rect(half), true, |first, f, i| {
+                for j in (0..64).filter(|j| (f >> j) & 1 != 0) {
+                    flips.push(first + j);
+                    inside.push((i >> j) & 1 != 0);
+                }
+            });
+            let at = |p, q| crate::visibility::in_rect(p, half, q);
+            let want: Vec<usize> = range
+                .filter(|&i| at(now, members[i].p) != at(start, members[i].start_p))
+                .collect();
+            let want_inside: Vec<bool> = want.iter().map(|&i| at(now, members[i].p)).collect();
+            assert_eq!(
+                flips, want,
+                "half extents {half:?}: the vector test should flip exactly where `in_rect` does"
+            );
+            assert_eq!(inside, want_inside, "a flip's side now should be `in_rect`'s");
+        }
+    }
+}
