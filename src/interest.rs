@@ -34,10 +34,11 @@
 //!   5.9–7.4 → 5.3–5.7 ms an update (phase timers: the target scans 1.13 → 0.03 ms, the flip
 //!   scans 2.16 → 2.45 ms), 25% moving 24.4–24.8 → 20.5–21.4 ms.
 //!
-//! Only differences touch an `InterestSet` (a merge per changed observer, an insert or remove
-//! per edit of an unchanged one), so sets stay sorted without being sorted. Tasks take
-//! contiguous runs of cell groups (then of changed targets) and their outputs are concatenated
-//! in run order, so the result does not depend on the number of threads.
+//! Only differences touch an `InterestSet` (a merge per changed observer; per edit of an
+//! unchanged one, an edit kept in the component, folded into the sorted buffer when seven are
+//! kept and another comes), so sets stay sorted without being sorted. Tasks take contiguous runs
+//! of cell groups (then of changed targets) and their outputs are concatenated in run order, so
+//! the result does not depend on the number of threads.
 
 mod groups;
 mod pairs;

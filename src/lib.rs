@@ -26,7 +26,7 @@ mod visibility;
 mod watch;
 mod wide;
 
-pub use components::{InterestSet, Position, ViewRange, ViewRect};
+pub use components::{InterestSet, InterestSetIter, Position, ViewRange, ViewRect};
 pub use config::{AoiBounds, CellSize, IndexKind, Plane};
 pub use explain::{AoiWorldExt, ViewExplanation};
 pub use messages::{EnterReason, EnterView, LeaveReason, LeaveView, TierChanged};

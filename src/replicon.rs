@@ -280,6 +280,7 @@ fn sync_client_visibility(
     managed: Query<Entity, Managed>,
     newly_managed: Query<Entity, NewlyManaged>,
     mut clients: Query<(Entity, &mut ClientVisibility)>,
+    mut seen: Local<Vec<Entity>>,
 ) {
     let bit = bit.0;
     let views = &mut *views;
@@ -289,7 +290,9 @@ fn sync_client_visibility(
         }
     }
     for (entity, client, set) in &linked {
-        let seen = set.map_or(&[][..], InterestSet::as_slice);
+        seen.clear();
+        seen.extend(set.into_iter().flat_map(InterestSet::iter));
+        let seen = &seen[..];
         match views.links.get(&entity).map(|link| link.client) {
             Some(linked_to) if linked_to == client.0 => views.update_seen(entity, seen),
             Some(_) => {

@@ -409,16 +409,20 @@ impl Checked {
         for (e, set, range, rect) in q.iter(self.app.world()) {
             let observer = range || rect;
             order.push((e, set.iter().collect()));
-            let mut got: Vec<Entity> = set.iter().collect();
-            got.sort();
+            let got: Vec<Entity> = set.iter().collect();
             assert!(
                 got.windows(2).all(|w| w[0] < w[1]),
-                "InterestSet of {e} should hold no duplicates"
+                "InterestSet of {e} should iterate in ascending order, without duplicates"
             );
             assert_eq!(set.len(), got.len(), "len should count the entries of {e}");
+            assert_eq!(set.iter().len(), got.len(), "iter's exact size should be len for {e}");
+            // What it sees now and what it saw (so removals are asked about too).
+            let saw = self.prev.get(&e).into_iter().flatten();
             assert!(
-                got.iter().all(|t| set.contains(*t)),
-                "contains should agree with iter for {e}"
+                got.iter()
+                    .chain(saw)
+                    .all(|t| set.contains(*t) == got.binary_search(t).is_ok()),
+                "contains should agree with iter for {e}, for what it sees and what it saw"
             );
             let want: Vec<Entity> = expected
                 .get(&e)

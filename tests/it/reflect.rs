@@ -4,7 +4,7 @@
 
 use bevy_aoi::prelude::*;
 use bevy_app::App;
-use bevy_ecs::{prelude::*, reflect::AppTypeRegistry};
+use bevy_ecs::reflect::AppTypeRegistry;
 use bevy_reflect::{Reflect, structs::GetField};
 
 #[test]
@@ -64,9 +64,20 @@ fn a_reflected_position_and_interest_set_read_like_the_components() {
         "reflected equality should compare like PartialEq"
     );
     let set = app.world().get::<InterestSet>(observer).unwrap();
+    let reflected: &dyn Reflect = set;
     assert_eq!(
-        set.get_field::<Vec<Entity>>("targets"),
-        Some(&vec![target]),
-        "the reflected set should list what the observer sees"
+        reflected.reflect_partial_eq(set),
+        Some(true),
+        "the reflected set should compare like PartialEq"
+    );
+    assert_eq!(
+        reflected.reflect_partial_eq(&InterestSet::default()),
+        Some(false),
+        "a set that sees something should differ from the empty one"
+    );
+    let shown = format!("{reflected:?}");
+    assert!(
+        shown.contains(&format!("{target:?}")),
+        "the reflected set's Debug should list what the observer sees ({shown})"
     );
 }

@@ -209,7 +209,7 @@ fn a_crowd_enters_nearest_first_within_the_budget() {
         let mut nearest: Vec<Entity> = by_distance[..set.len()].iter().map(|d| d.1).collect();
         nearest.sort();
         assert_eq!(
-            set.as_slice(),
+            set.iter().collect::<Vec<_>>(),
             nearest,
             "update {update}: the nearest should have entered"
         );

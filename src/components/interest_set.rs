@@ -1,0 +1,463 @@
+//! [`InterestSet`]: an observer's targets, sorted by entity, with the few recent edits
+//! ([`pending`]) that are not in its sorted buffer yet; and the buffer edits the pair engine
+//! makes when it merges a changed observer's flips.
+
+use bevy_ecs::{entity::Entity, prelude::*};
+
+#[cfg(feature = "bevy_reflect")]
+use bevy_reflect::std_traits::ReflectDefault;
+
+mod pending;
+
+use pending::{PendingEdits, ROOM};
+
+/// What an observer sees now: every other target within its [`ViewRange`](crate::ViewRange)
+/// or [`ViewRect`](crate::ViewRect), kept exact by the plugin after each update of
+/// [`AoiSystems::ComputeInterest`](crate::AoiSystems::ComputeInterest) (for an observer with
+/// [`ViewHysteresis`](crate::ViewHysteresis) or [`EnterBudget`](crate::EnterBudget), what those
+/// rules keep and let in), each target with its tier ([`ViewTiers`](crate::ViewTiers)), and how
+/// many targets wait for the budget.
+///
+/// Read-only for users (its contents can only be changed by the plugin; replacing it through
+/// reflection leaves the set out of step with the index until its observer changes, which the
+/// self-check mode, [`AoiSettings::self_check_every`](crate::AoiSettings::self_check_every),
+/// reports). To stop an entity observing, remove its `ViewRange` or `ViewRect` (the set is
+/// emptied, with a `LeaveView` per target); do not remove the `InterestSet` itself from an
+/// observer. Iteration is in ascending [`Entity`] order (its `Ord`), so it is deterministic and
+/// does not depend on the thread count or on the order changes happened in.
+///
+/// Stored as a `Vec` sorted by entity plus up to seven recent edits (targets added or removed)
+/// kept in the component itself: an observer that did not move gains or loses a target now and
+/// then, and editing the sorted buffer in place would read all of it (about ten cache lines for
+/// a typical view) where the component's own lines are at hand. The edits are folded into the
+/// buffer when the room is full or when the observer itself changes. Measured (`scenario`, 5%
+/// of 50k moving, one thread): replaying the standing observers' edits 1.97-2.50 ms ->
+/// 1.11-1.41 ms an update; callgrind, last-level misses 423 k -> 337 k an update.
+///
+/// Costs: [`contains`](Self::contains) is a look at the edits and a binary search, `O(log n)`
+/// (about 7 steps for the 78 targets of a typical MMO view); [`iter`](Self::iter) is `O(1)` to
+/// start and a step (merging the edits in as it goes); [`len`](Self::len) and
+/// [`is_empty`](Self::is_empty) are `O(1)`.
+///
+/// Reflected as an opaque value (its `Debug`, `PartialEq`, `Default` and `Clone` compare and
+/// show the targets, not the storage).
+///
+/// ```
+/// use bevy_aoi::prelude::*;
+/// let set = InterestSet::default();
+/// assert!(set.is_empty() && !set.contains(bevy_ecs::entity::Entity::PLACEHOLDER));
+/// ```
+#[derive(Component, Clone, Default)]
+#[cfg_attr(
+    feature = "bevy_reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(opaque),
+    reflect(Component, Debug, Default, PartialEq, Clone)
+)]
+#[repr(C)]
+pub struct InterestSet {
+    /// Sorted by entity, as of the last fold of `pending`.
+    targets: Vec<Entity>,
+    /// Targets added or removed since ([`PendingEdits`]); right after `targets`, what the pair
+    /// engine's passes over many sets read.
+    pending: PendingEdits,
+    /// The tier of each target, in the same order; empty for an observer without
+    /// [`ViewTiers`](crate::ViewTiers) (every target in tier 0). Only the view layer writes
+    /// tiers, always with the whole set ([`Self::assign`]): a tiered set has no pending edits.
+    tiers: Vec<u8>,
+    /// Targets waiting for the observer's [`EnterBudget`](crate::EnterBudget).
+    waiting: u32,
+}
+
+impl PartialEq for InterestSet {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.waiting == other.waiting && self.iter_with_tiers().eq(other.iter_with_tiers())
+    }
+}
+
+impl Eq for InterestSet {}
+
+impl core::fmt::Debug for InterestSet {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("InterestSet")
+            .field("targets", &DebugTargets(self))
+            .field("tiers", &self.tiers)
+            .field("waiting", &self.waiting)
+            .finish()
+    }
+}
+
+/// The targets of an `InterestSet`, for its `Debug` (the storage would show the pending edits
+/// apart).
+struct DebugTargets<'a>(&'a InterestSet);
+
+impl core::fmt::Debug for DebugTargets<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_list().entries(self.0.iter()).finish()
+    }
+}
+
+impl InterestSet {
+    /// Whether `target` is seen now. `O(log n)`: a binary search, after a look at the few
+    /// recent edits.
+    pub fn contains(&self, target: Entity) -> bool {
+        match self.pending.edit_of(target) {
+            Some(added) => added,
+            None => self.targets.binary_search(&target).is_ok(),
+        }
+    }
+
+    /// The seen targets, in ascending [`Entity`] order. `O(1)` to start, `O(1)` a step.
+    pub fn iter(&self) -> InterestSetIter<'_> {
+        InterestSetIter {
+            targets: self.targets.iter(),
+            pending: &self.pending,
+            next_edit: 0,
+            left: self.len(),
+        }
+    }
+
+    /// How many targets are seen.
+    pub fn len(&self) -> usize {
+        self.targets.len().wrapping_add_signed(self.pending.len_change())
+    }
+
+    /// Whether nothing is seen.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The tier of `target` if it is seen ([`ViewTiers`](crate::ViewTiers): 0 is the nearest
+    /// ring; always 0 for an observer without tiers). `O(log n)`, a binary search.
+    pub fn tier_of(&self, target: Entity) -> Option<u8> {
+        if !self.pending.is_empty() {
+            // Untiered (see `tiers`).
+            return self.contains(target).then_some(0);
+        }
+        let at = self.targets.binary_search(&target).ok()?;
+        Some(self.tiers.get(at).copied().unwrap_or(0))
+    }
+
+    /// The seen targets with their tiers, in ascending [`Entity`] order. `O(1)` to start.
+    pub fn iter_with_tiers(&self) -> impl ExactSizeIterator<Item = (Entity, u8)> + '_ {
+        let tiers = &self.tiers;
+        self.iter()
+            .enumerate()
+            .map(move |(i, t)| (t, tiers.get(i).copied().unwrap_or(0)))
+    }
+
+    /// How many targets qualify to enter but wait for the observer's
+    /// [`EnterBudget`](crate::EnterBudget) (0 without a budget), as of the last AOI update.
+    pub fn waiting(&self) -> usize {
+        self.waiting as usize
+    }
+
+    /// Moves the buffer out, up to date (the interest computation edits it and puts it back).
+    pub(crate) fn take(&mut self) -> Vec<Entity> {
+        self.fold();
+        core::mem::take(&mut self.targets)
+    }
+
+    /// Puts a buffer back, the whole set; it must be sorted ([`merge_targets`]). (A set the
+    /// engine did not take, since it was empty, may hold edits that cancel out: they go too.)
+    pub(crate) fn put(&mut self, targets: Vec<Entity>) {
+        debug_assert!(targets.is_sorted(), "an InterestSet buffer should be sorted");
+        self.pending.clear();
+        self.targets = targets;
+    }
+
+    /// The sorted buffer if the next edit would fold the pending edits into it (the room is
+    /// full), else nothing: what an edit ahead should ask the cache for.
+    pub(crate) fn buffer_to_fold(&self) -> &[Entity] {
+        if self.pending.is_full() { &self.targets } else { &[] }
+    }
+
+    /// Empties the set, keeping the buffer.
+    pub(crate) fn clear(&mut self) {
+        self.targets.clear();
+        self.pending.clear();
+        self.tiers.clear();
+        self.waiting = 0;
+    }
+
+    /// Whether the set holds exactly `seen` (sorted by entity; tiers empty when untiered) and
+    /// `waiting`.
+    pub(crate) fn holds(&self, seen: &[(Entity, u8)], tiered: bool, waiting: u32) -> bool {
+        self.waiting == waiting
+            && self.len() == seen.len()
+            && self.iter().zip(seen).all(|(t, s)| t == s.0)
+            && (if tiered {
+                self.tiers.iter().eq(seen.iter().map(|s| &s.1))
+            } else {
+                self.tiers.is_empty()
+            })
+    }
+
+    /// Replaces the contents with `seen` (sorted by entity), keeping tiers only when `tiered`.
+    pub(crate) fn assign(&mut self, seen: impl Iterator<Item = (Entity, u8)> + Clone, tiered: bool, waiting: u32) {
+        debug_assert!(
+            seen.clone().is_sorted(),
+            "an InterestSet should be assigned sorted targets"
+        );
+        self.pending.clear();
+        self.targets.clear();
+        self.targets.extend(seen.clone().map(|s| s.0));
+        self.tiers.clear();
+        if tiered {
+            self.tiers.extend(seen.map(|s| s.1));
+        }
+        self.waiting = waiting;
+    }
+
+    /// Adds `target`, which is not in the set: recorded as a pending edit, or, when the room is
+    /// full, the pending edits are folded into the buffer and `target` inserted in its place.
+    pub(crate) fn insert(&mut self, target: Entity) {
+        self.edit(target, true);
+    }
+
+    /// Removes `target`, which is in the set (as [`Self::insert`]).
+    pub(crate) fn remove(&mut self, target: Entity) {
+        self.edit(target, false);
+    }
+
+    #[inline]
+    fn edit(&mut self, target: Entity, added: bool) {
+        debug_assert_eq!(self.contains(target), !added, "an edit should change the set");
+        debug_assert!(
+            self.tiers.is_empty(),
+            "only untiered sets are edited one target at a time"
+        );
+        if !self.pending.record(target, added) {
+            self.fold();
+            if added {
+                insert_target(&mut self.targets, target);
+            } else {
+                remove_target(&mut self.targets, target);
+            }
+        }
+    }
+
+    /// Applies the pending edits to the buffer.
+    fn fold(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let (mut enters, mut leaves) = ([Entity::PLACEHOLDER; ROOM], [Entity::PLACEHOLDER; ROOM]);
+        let (mut e, mut l) = (0, 0);
+        for (t, added) in self.pending.iter() {
+            if added {
+                enters[e] = t;
+                e += 1;
+            } else {
+                leaves[l] = t;
+                l += 1;
+            }
+        }
+        merge_targets(&mut self.targets, &mut enters[..e], &mut leaves[..l]);
+        self.pending.clear();
+    }
+}
+
+/// The targets of an [`InterestSet`] in ascending [`Entity`] order ([`InterestSet::iter`]).
+pub struct InterestSetIter<'a> {
+    targets: core::slice::Iter<'a, Entity>,
+    pending: &'a PendingEdits,
+    next_edit: usize,
+    left: usize,
+}
+
+impl Iterator for InterestSetIter<'_> {
+    type Item = Entity;
+
+    #[inline]
+    fn next(&mut self) -> Option<Entity> {
+        loop {
+            let Some((edited, added)) = self.pending.get(self.next_edit) else {
+                let t = self.targets.next().copied();
+                self.left = self.left.saturating_sub(1);
+                return t;
+            };
+            match self.targets.as_slice().first() {
+                Some(&t) if t < edited => {
+                    self.targets.next();
+                    self.left -= 1;
+                    return Some(t);
+                }
+                Some(&t) if t == edited => {
+                    // Removed (an added target is not in the buffer).
+                    self.targets.next();
+                    self.next_edit += 1;
+                }
+                _ => {
+                    self.next_edit += 1;
+                    if added {
+                        self.left -= 1;
+                        return Some(edited);
+                    }
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for InterestSetIter<'_> {}
+
+/// Makes room for `len` entries with an eighth more to spare, instead of `Vec`'s doubling: the
+/// millions of per-observer buffers grow a little at a time, and doubling them would leave up to
+/// half of their memory unused. Growth stays geometric, so pushes stay amortized `O(1)`.
+#[inline]
+pub(crate) fn reserve_with_headroom<T>(v: &mut Vec<T>, len: usize) {
+    if v.capacity() < len {
+        v.reserve_exact(len + len / 8 + 4 - v.len());
+    }
+}
+
+/// Where `target` is in a sorted buffer of targets (`Err`: where it would go). Short buffers are
+/// scanned forward rather than bisected: the shift after an insert or remove is linear anyway,
+/// and a buffer that is not in cache streams in faster than it answers seven dependent probes.
+#[inline]
+fn find_target(targets: &[Entity], target: Entity) -> Result<usize, usize> {
+    const SCAN_UP_TO: usize = 128;
+    if targets.len() > SCAN_UP_TO {
+        return targets.binary_search(&target);
+    }
+    match targets.iter().position(|t| *t >= target) {
+        Some(at) if targets[at] == target => Ok(at),
+        Some(at) => Err(at),
+        None => Err(targets.len()),
+    }
+}
+
+/// Inserts `target` into a sorted buffer of targets (nothing if it is there already).
+#[inline]
+pub(crate) fn insert_target(targets: &mut Vec<Entity>, target: Entity) {
+    if let Err(at) = find_target(targets, target) {
+        targets.insert(at, target);
+    }
+}
+
+/// Applies one observer's enters and leaves to its sorted buffer of targets: a few changes one
+/// by one, many in one pass each (sorting the two lists first, `O(n + k log k)` for `k`
+/// changes).
+pub(crate) fn merge_targets(targets: &mut Vec<Entity>, enters: &mut [Entity], leaves: &mut [Entity]) {
+    /// Up to this many changes, each is applied on its own (a binary search and a shift of a
+    /// buffer the scan has just brought into cache) rather than by two passes over all of it.
+    const ONE_BY_ONE_UP_TO: usize = 8;
+    if enters.len() + leaves.len() <= ONE_BY_ONE_UP_TO {
+        // The scan prefetched this buffer: bisecting it costs a few cached probes.
+        for &t in leaves.iter() {
+            if let Ok(at) = targets.binary_search(&t) {
+                targets.remove(at);
+            }
+        }
+        reserve_with_headroom(targets, targets.len() + enters.len());
+        for &t in enters.iter() {
+            if let Err(at) = targets.binary_search(&t) {
+                targets.insert(at, t);
+            }
+        }
+        return;
+    }
+    if !leaves.is_empty() {
+        leaves.sort_unstable();
+        let mut l = 0;
+        targets.retain(|t| {
+            while l < leaves.len() && leaves[l] < *t {
+                l += 1;
+            }
+            !(l < leaves.len() && leaves[l] == *t)
+        });
+    }
+    if !enters.is_empty() {
+        enters.sort_unstable();
+        // Merge from the back into the grown buffer.
+        let (mut i, mut j) = (targets.len(), enters.len());
+        reserve_with_headroom(targets, i + j);
+        targets.resize(i + j, Entity::PLACEHOLDER);
+        for k in (0..targets.len()).rev() {
+            if j == 0 {
+                break;
+            }
+            if i > 0 && targets[i - 1] > enters[j - 1] {
+                targets[k] = targets[i - 1];
+                i -= 1;
+            } else {
+                targets[k] = enters[j - 1];
+                j -= 1;
+            }
+        }
+    }
+}
+
+/// Removes `target` from a sorted buffer of targets (nothing if it is not there).
+#[inline]
+pub(crate) fn remove_target(targets: &mut Vec<Entity>, target: Entity) {
+    if let Ok(at) = find_target(targets, target) {
+        targets.remove(at);
+    }
+}
+
+impl<'a> IntoIterator for &'a InterestSet {
+    type Item = Entity;
+    type IntoIter = InterestSetIter<'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use bevy_ecs::entity::{EntityGeneration, EntityIndex};
+
+    use super::*;
+
+    #[test]
+    fn merge_targets_gives_the_sorted_set_after_the_changes_few_or_many() {
+        let mut state = 5u64;
+        let mut next = |n: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        };
+        // Some entities share an index with another generation: the order is on all the bits.
+        let entity = |i: u64| {
+            let index = EntityIndex::from_raw_u32(i as u32 % 40).expect("a small index should be valid");
+            Entity::from_index_and_generation(index, EntityGeneration::FIRST.after_versions(i as u32 / 40))
+        };
+        for round in 0..2000 {
+            let before: BTreeSet<u64> = (0..next(30)).map(|_| next(80)).collect();
+            let changes = if round % 2 == 0 { next(9) } else { 9 + next(30) };
+            let (mut enters, mut leaves) = (Vec::new(), Vec::new());
+            let mut want = before.clone();
+            for _ in 0..changes {
+                let i = next(80);
+                let new = !enters.contains(&entity(i)) && !leaves.contains(&entity(i));
+                if new && before.contains(&i) {
+                    leaves.push(entity(i));
+                    want.remove(&i);
+                } else if new {
+                    enters.push(entity(i));
+                    want.insert(i);
+                }
+            }
+            let mut targets: Vec<Entity> = before.iter().map(|&i| entity(i)).collect();
+            targets.sort_unstable();
+            merge_targets(&mut targets, &mut enters, &mut leaves);
+            let mut want: Vec<Entity> = want.into_iter().map(entity).collect();
+            want.sort_unstable();
+            assert_eq!(
+                targets, want,
+                "round {round}: the buffer should be the old set minus the leaves plus the enters, sorted"
+            );
+        }
+    }
+}
