@@ -383,15 +383,20 @@ fn edit_clean_lists<'p>(
     entered: bool,
 ) {
     // The observers are in no order and their lists scattered over the heap: each observer's
-    // slot and list record are asked for `2 * AHEAD` pairs ahead, then (the record being cached
-    // by now) its list `AHEAD` pairs ahead (an enter writes at its end, a leave searches all
-    // of it).
+    // list record (and slot, when it is read) is asked for `2 * AHEAD` pairs ahead, then (the
+    // record being cached by now) its list `AHEAD` pairs ahead (an enter writes at its end, a
+    // leave searches all of it). The slot is read only while the view layer owns some
+    // observers or the `Watched` marker is counted: otherwise it is one miss an edit for
+    // nothing.
+    let reads_slot = index.owned > 0 || watch.is_some();
     let mut far = pairs.clone().skip(2 * AHEAD);
     let mut near = pairs.clone().skip(AHEAD);
     for &(o, t) in pairs {
         if let Some(&(next, _)) = far.next() {
             prefetch(core::slice::from_ref(&index.lists[next as usize]));
-            prefetch(core::slice::from_ref(&index.slots[next as usize]));
+            if reads_slot {
+                prefetch(core::slice::from_ref(&index.slots[next as usize]));
+            }
         }
         if let Some(&(next, _)) = near.next() {
             let list = &index.lists[next as usize];
@@ -404,8 +409,7 @@ fn edit_clean_lists<'p>(
         } else {
             remove_seen(list, t);
         }
-        let slot = &index.slots[o as usize];
-        if slot.owned {
+        if reads_slot && index.slots[o as usize].owned {
             continue;
         }
         let (observer, target) = (index.entities[o as usize], index.entities[t as usize]);
@@ -415,7 +419,7 @@ fn edit_clean_lists<'p>(
             entered,
         });
         if let Some(watch) = watch
-            && watch.counts(slot.rules.member)
+            && watch.counts(index.slots[o as usize].rules.member)
         {
             if entered { watch.inc(target) } else { watch.dec(target) }
         }
