@@ -2,14 +2,13 @@
 //! read-only [`InterestSet`] the plugin maintains.
 
 use bevy_ecs::{entity::Entity, lifecycle::HookContext, prelude::*, world::DeferredWorld};
+#[cfg(feature = "bevy_reflect")]
+use bevy_reflect::std_traits::ReflectDefault;
 
 mod interest_set;
 
 pub use interest_set::{InterestSet, InterestSetIter};
 pub(crate) use interest_set::{merge_targets, reserve_with_headroom};
-
-#[cfg(feature = "bevy_reflect")]
-use bevy_reflect::std_traits::ReflectDefault;
 
 /// Where an entity is. Every entity with a `Position` is a *target*: observers can see it.
 ///

@@ -220,6 +220,7 @@ impl InterestSet {
         self.edit(target, false);
     }
 
+    /// Adds `target` (`added`, not in the set) or removes it (in the set).
     #[inline]
     fn edit(&mut self, target: Entity, added: bool) {
         debug_assert_eq!(self.contains(target), !added, "an edit should change the set");
