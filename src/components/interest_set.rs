@@ -113,7 +113,6 @@ impl InterestSet {
             targets: self.targets.iter(),
             pending: &self.pending,
             next_edit: 0,
-            left: self.len(),
         }
     }
 
@@ -259,12 +258,13 @@ impl InterestSet {
     }
 }
 
-/// The targets of an [`InterestSet`] in ascending [`Entity`] order ([`InterestSet::iter`]).
+/// The targets of an [`InterestSet`] in ascending [`Entity`] order ([`InterestSet::iter`]): the
+/// sorted buffer with the pending edits merged in as it goes.
 pub struct InterestSetIter<'a> {
     targets: core::slice::Iter<'a, Entity>,
     pending: &'a PendingEdits,
+    /// The first pending edit not merged in yet.
     next_edit: usize,
-    left: usize,
 }
 
 impl Iterator for InterestSetIter<'_> {
@@ -274,14 +274,11 @@ impl Iterator for InterestSetIter<'_> {
     fn next(&mut self) -> Option<Entity> {
         loop {
             let Some((edited, added)) = self.pending.get(self.next_edit) else {
-                let t = self.targets.next().copied();
-                self.left = self.left.saturating_sub(1);
-                return t;
+                return self.targets.next().copied();
             };
             match self.targets.as_slice().first() {
                 Some(&t) if t < edited => {
                     self.targets.next();
-                    self.left -= 1;
                     return Some(t);
                 }
                 Some(&t) if t == edited => {
@@ -292,7 +289,6 @@ impl Iterator for InterestSetIter<'_> {
                 _ => {
                     self.next_edit += 1;
                     if added {
-                        self.left -= 1;
                         return Some(edited);
                     }
                 }
@@ -300,9 +296,14 @@ impl Iterator for InterestSetIter<'_> {
         }
     }
 
+    /// Exact: the buffer's rest, plus the adds and less the removes not merged in yet (those
+    /// removes are of targets still ahead in the buffer).
     #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left, Some(self.left))
+        let edits = (self.next_edit..).map_while(|i| self.pending.get(i));
+        let change: isize = edits.map(|(_, added)| if added { 1 } else { -1 }).sum();
+        let left = self.targets.len().wrapping_add_signed(change);
+        (left, Some(left))
     }
 }
 
