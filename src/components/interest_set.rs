@@ -18,10 +18,11 @@ use pending::{PendingEdits, ROOM};
 /// rules keep and let in), each target with its tier ([`ViewTiers`](crate::ViewTiers)), and how
 /// many targets wait for the budget.
 ///
-/// Read-only for users (its contents can only be changed by the plugin; replacing it through
-/// reflection leaves the set out of step with the index until its observer changes, which the
-/// self-check mode, [`AoiSettings::self_check_every`](crate::AoiSettings::self_check_every),
-/// reports). To stop an entity observing, remove its `ViewRange` or `ViewRect` (the set is
+/// Read-only for users (its contents can only be changed by the plugin; replacing it, directly
+/// or through reflection, leaves the set out of step with the index, since the plugin only
+/// applies differences to it, which the self-check mode,
+/// [`AoiSettings::self_check_every`](crate::AoiSettings::self_check_every), reports; nothing
+/// else is harmed). To stop an entity observing, remove its `ViewRange` or `ViewRect` (the set is
 /// emptied, with a `LeaveView` per target); do not remove the `InterestSet` itself from an
 /// observer. Iteration is in ascending [`Entity`] order (its `Ord`), so it is deterministic and
 /// does not depend on the thread count or on the order changes happened in.
@@ -118,7 +119,9 @@ impl InterestSet {
 
     /// How many targets are seen.
     pub fn len(&self) -> usize {
-        self.targets.len().wrapping_add_signed(self.pending.len_change())
+        // Saturating: only a set replaced behind the plugin's back can hold a removal of a
+        // target it does not have.
+        self.targets.len().saturating_add_signed(self.pending.len_change())
     }
 
     /// Whether nothing is seen.
@@ -219,14 +222,11 @@ impl InterestSet {
         self.edit(target, false);
     }
 
-    /// Adds `target` (`added`, not in the set) or removes it (in the set).
+    /// Adds `target` (`added`, not in the set) or removes it (in the set). Not checked: a set
+    /// replaced behind the plugin's back may get edits that change nothing, and stays out of
+    /// step (see the type's doc) without harm to anything else.
     #[inline]
     fn edit(&mut self, target: Entity, added: bool) {
-        debug_assert_eq!(self.contains(target), !added, "an edit should change the set");
-        debug_assert!(
-            self.tiers.is_empty(),
-            "only untiered sets are edited one target at a time"
-        );
         if !self.pending.record(target, added) {
             self.fold();
             if added {
@@ -302,7 +302,7 @@ impl Iterator for InterestSetIter<'_> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         let edits = (self.next_edit..).map_while(|i| self.pending.get(i));
         let change: isize = edits.map(|(_, added)| if added { 1 } else { -1 }).sum();
-        let left = self.targets.len().wrapping_add_signed(change);
+        let left = self.targets.len().saturating_add_signed(change);
         (left, Some(left))
     }
 }

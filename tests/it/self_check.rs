@@ -1,6 +1,6 @@
 //! The self-check mode: silent on a correct index through random scenarios, and it catches a
-//! divergence injected into an `InterestSet` (through reflection, the one way to write a set
-//! from outside).
+//! divergence injected into an `InterestSet` (the component replaced behind the plugin's back),
+//! which harms nothing else.
 
 use bevy_aoi::prelude::*;
 
@@ -60,4 +60,57 @@ fn an_injected_divergence_is_caught() {
         stats.self_check_divergences >= 1,
         "the self-check should have caught the emptied set ({stats:?})"
     );
+}
+
+/// A set replaced behind the plugin's back gets edits that change nothing (removals of targets it
+/// no longer has, more than its room of pending edits holds): no panic (debug asserts included),
+/// no length beyond what exists, and the other observers keep the contract.
+#[test]
+fn a_replaced_set_that_keeps_being_edited_harms_nothing() {
+    use bevy_app::App;
+    use bevy_ecs::entity::Entity;
+
+    let mut app = App::new();
+    app.add_plugins(AoiPlugin::default());
+    app.insert_resource(AoiSettings {
+        self_check_every: 1,
+        ..Default::default()
+    });
+    let tampered = app
+        .world_mut()
+        .spawn((Position::new(0.0, 0.0), ViewRange::new(10.0)))
+        .id();
+    let other = app
+        .world_mut()
+        .spawn((Position::new(1000.0, 0.0), ViewRange::new(10.0)))
+        .id();
+    // Walkers that cross the tampered observer's view edge back and forth, and one that stays
+    // beside the other observer.
+    let walkers: Vec<Entity> = (0..12)
+        .map(|i| app.world_mut().spawn(Position::new(9.0, i as f32 * 0.1)).id())
+        .collect();
+    let beside = app.world_mut().spawn(Position::new(1003.0, 0.0)).id();
+    app.update();
+    *app.world_mut().get_mut::<InterestSet>(tampered).unwrap() = InterestSet::default();
+    for update in 0..40 {
+        let x = if update % 2 == 0 { 11.0 } else { 9.0 };
+        for &w in &walkers {
+            app.world_mut().get_mut::<Position>(w).unwrap().x = x;
+        }
+        app.update();
+        let set = app.world().get::<InterestSet>(tampered).unwrap();
+        assert!(
+            set.len() <= walkers.len() && set.iter().count() <= walkers.len(),
+            "update {update}: a replaced set should never count more targets than exist ({set:?})"
+        );
+        let seen: Vec<Entity> = app.world().get::<InterestSet>(other).unwrap().iter().collect();
+        assert_eq!(
+            seen,
+            [beside],
+            "update {update}: the other observer should keep the contract"
+        );
+    }
+    // (Here the set happens to come right again: emptied while its walkers were in view, it
+    // lost them all at once in the next update. Whether the self-check reports a replaced set
+    // is `an_injected_divergence_is_caught`'s to show.)
 }
