@@ -36,9 +36,9 @@
 //!
 //! Only differences touch an `InterestSet` (a merge per changed observer; per edit of an
 //! unchanged one, an edit kept in the component, folded into the sorted buffer when seven are
-//! kept and another comes), so sets stay sorted without being sorted. Tasks take contiguous runs
-//! of cell groups (then of changed targets) and their outputs are concatenated in run order, so
-//! the result does not depend on the number of threads.
+//! kept and another comes, or when the observer changes), so sets stay sorted without being
+//! sorted. Tasks take contiguous runs of cell groups (then of changed targets) and their outputs
+//! are concatenated in run order, so the result does not depend on the number of threads.
 
 mod groups;
 mod pairs;

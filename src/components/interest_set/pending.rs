@@ -64,14 +64,19 @@ impl PendingEdits {
     /// The edits, sorted by target: `(target, added)`.
     #[inline]
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (Entity, bool)> + Clone + '_ {
-        let removed = self.removed;
-        (self.targets[..self.count as usize].iter().enumerate()).map(move |(i, &t)| (t, removed >> i & 1 == 0))
+        (0..self.count as usize).map(|i| (self.targets[i], self.added(i)))
     }
 
     /// Edit `i` in target order: `(target, added)`.
     #[inline]
     pub fn get(&self, i: usize) -> Option<(Entity, bool)> {
-        (i < self.count as usize).then(|| (self.targets[i], self.removed >> i & 1 == 0))
+        (i < self.count as usize).then(|| (self.targets[i], self.added(i)))
+    }
+
+    /// Whether edit `i` adds its target (else it removes it).
+    #[inline]
+    fn added(&self, i: usize) -> bool {
+        self.removed >> i & 1 == 0
     }
 
     /// `Some(true)` if `target` was added, `Some(false)` if it was removed, `None` if it was
@@ -79,7 +84,7 @@ impl PendingEdits {
     #[inline]
     pub fn edit_of(&self, target: Entity) -> Option<bool> {
         let at = self.targets[..self.count as usize].iter().position(|&t| t == target)?;
-        Some(self.removed >> at & 1 == 0)
+        Some(self.added(at))
     }
 
     /// Records `target` added (`added`) or removed; `false` if the room is full and nothing was
@@ -89,7 +94,7 @@ impl PendingEdits {
         let n = self.count as usize;
         let at = self.targets[..n].iter().position(|&t| t >= target).unwrap_or(n);
         if at < n && self.targets[at] == target {
-            if (self.removed >> at & 1 == 0) != added {
+            if self.added(at) != added {
                 // The opposite edit: the buffer is right again for this target.
                 self.targets.copy_within(at + 1..n, at);
                 let removed = u32::from(self.removed);
