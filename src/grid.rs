@@ -238,10 +238,7 @@ impl Grid {
     pub fn cells_around(&self, c: u32, w: &Window, out: &mut Vec<u32>) {
         let cell = &self.cells[c as usize];
         let k = cell.key;
-        let adjacent = w.lo[3] == k[3]
-            && w.hi[3] == k[3]
-            && (0..3).all(|i| i64::from(w.lo[i]) >= i64::from(k[i]) - 1 && i64::from(w.hi[i]) <= i64::from(k[i]) + 1);
-        if !adjacent {
+        if !w.within_one_cell_of(k) {
             self.cells_in(w, out);
             return;
         }
@@ -253,6 +250,15 @@ impl Grid {
                 out.push(n);
             }
         }
+    }
+
+    /// Whether window `w` around a point of occupied cell `c` holds no member but `c`'s only one:
+    /// `c` has one member and no occupied neighbour, and `w` reaches no farther than the cells
+    /// adjacent to `c`. `O(1)`: reads `c`'s record only.
+    #[inline]
+    pub fn holds_one_member_only(&self, c: u32, w: &Window) -> bool {
+        let cell = &self.cells[c as usize];
+        cell.members.len() == 1 && cell.near.is_empty() && w.within_one_cell_of(cell.key)
     }
 
     /// Hints the CPU to bring cell `c`'s record into cache (nothing for [`NO_CELL`]): the first

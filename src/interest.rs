@@ -48,7 +48,7 @@ use bevy_ecs::{entity::Entity, system::Query};
 use bevy_tasks::TaskPool;
 use smallvec::SmallVec;
 
-use groups::Groups;
+use groups::{Groups, Observers};
 pub(crate) use pairs::Pairs;
 use sets::SetVisits;
 
@@ -158,6 +158,8 @@ impl PairEngine {
         self.group_and_take(index, sets);
         self.recompute_observers(index, parallel, tasks);
         let order = &self.groups.order;
+        // Those that see nobody are changed observers too, left out of the groups.
+        let changed_observers = order.len() + self.groups.alone;
         if let Some(watch) = &mut self.watch {
             for &o in order {
                 let slot = &index.slots[o as usize];
@@ -183,7 +185,7 @@ impl PairEngine {
             parallel,
             || visits.visit(sets, observers, taken_sets, put_back),
             || {
-                scan_targets(scratch, edits, watch, index, order.len(), parallel);
+                scan_targets(scratch, edits, watch, index, changed_observers, parallel);
                 index.end_tick();
             },
         );
@@ -201,7 +203,12 @@ impl PairEngine {
     /// Not at once on two threads: measured (uniform 50k), the grouping and the take each took
     /// about twice as long beside the other as alone (both wait on memory), so nothing was won.
     fn group_and_take(&mut self, index: &mut AoiIndex, sets: &mut Sets) {
-        self.groups.group(&mut index.grid, &index.slots, &index.changes);
+        let observers = Observers {
+            slots: &index.slots,
+            lists: &index.lists,
+            always: &index.always,
+        };
+        self.groups.group(&mut index.grid, &observers, &index.changes);
         self.taken.clear();
         for &s in &self.groups.order {
             self.taken.push(core::mem::take(&mut index.lists[s as usize]));

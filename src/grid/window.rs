@@ -44,6 +44,16 @@ impl Window {
         }
     }
 
+    /// Whether the window reaches no farther than the cells adjacent to cell `k` (in `k`'s
+    /// instance): then the occupied cells it holds are `k` and some of `k`'s neighbour list.
+    #[inline]
+    pub fn within_one_cell_of(&self, k: CellKey) -> bool {
+        self.lo[3] == k[3]
+            && self.hi[3] == k[3]
+            && (0..3)
+                .all(|i| i64::from(self.lo[i]) >= i64::from(k[i]) - 1 && i64::from(self.hi[i]) <= i64::from(k[i]) + 1)
+    }
+
     /// Whether the two windows share a cell.
     pub fn overlaps(&self, other: &Window) -> bool {
         (0..4).all(|i| self.lo[i] <= other.hi[i] && other.lo[i] <= self.hi[i])

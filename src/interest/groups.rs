@@ -1,5 +1,7 @@
 //! The changed observers grouped by cell, so each group's window is looked up once.
 
+use std::collections::BTreeMap;
+
 use crate::{grid::Grid, prefetch::AHEAD, slot::Change, slot::Slot};
 
 /// Changed observers grouped by cell (a counting sort over the touched cells only), kept
@@ -18,13 +20,48 @@ pub(crate) struct Groups {
     /// The value of [`Cell::tag`](crate::grid::Cell::tag) that marks a cell as grouped in this
     /// update.
     tag: u32,
+    /// Changed observers left out of the groups because they [see nobody](sees_nobody) (this
+    /// update's count).
+    pub alone: usize,
+}
+
+/// What [`Groups::group`] reads besides the grid: the slots, each slot's list (what it saw at
+/// the start of the update) and the `Always`-visible slots per instance.
+pub(crate) struct Observers<'a> {
+    pub slots: &'a [Slot],
+    pub lists: &'a [Vec<u32>],
+    pub always: &'a BTreeMap<u32, Vec<u32>>,
+}
+
+/// Whether changed observer `s` sees nobody now and saw nobody at the start of the update, so
+/// no pair with it as observer changes and it needs no scan: its list is empty, no slot of its
+/// instance is `Always` visible, and its view now reaches no cell beyond those adjacent to its
+/// own, which hold nobody but itself. Most observers of a sparse world are such (`sparse_huge`:
+/// nearly all). Not for a stepping observer: its flip scan may also judge, as a target, the
+/// unchanged observers that see it, a little beyond its own view
+/// ([`Slot::flip_scans_as_target`](crate::slot::Slot::flip_scans_as_target)). An observer the
+/// view layer owns may be left out too: the layer walks its list (empty) whenever it changed.
+/// `O(1)`: its slot, list and cell record.
+#[inline]
+fn sees_nobody(grid: &Grid, observers: &Observers, s: u32) -> bool {
+    let slot = &observers.slots[s as usize];
+    if slot.stepping || !observers.lists[s as usize].is_empty() {
+        return false;
+    }
+    if observers.always.contains_key(&slot.rules.instance) {
+        return false;
+    }
+    let window = grid.window_axes(slot.p, slot.view_extent(), slot.rules.instance);
+    grid.holds_one_member_only(slot.cell, &window)
 }
 
 impl Groups {
-    /// Groups the observers among `changes` by cell. Only the first pass reads the cell records
-    /// (each asked for a few changes ahead: in a sparse world every change has a cell of its
-    /// own, scattered over the heap); the others run over the sort's own buffers.
-    pub fn group(&mut self, grid: &mut Grid, slots: &[Slot], changes: &[Change]) {
+    /// Groups the observers among `changes` by cell, leaving out those that [see
+    /// nobody](sees_nobody). Only the first pass reads the cell records (each asked for a few
+    /// changes ahead: in a sparse world every change has a cell of its own, scattered over the
+    /// heap); the others run over the sort's own buffers.
+    pub fn group(&mut self, grid: &mut Grid, observers: &Observers, changes: &[Change]) {
+        let slots = observers.slots;
         self.tag = self.tag.wrapping_add(1);
         if self.tag == 0 {
             grid.cells.iter_mut().for_each(|c| c.tag = 0);
@@ -32,12 +69,17 @@ impl Groups {
         }
         self.cells.clear();
         self.grouped.clear();
+        self.alone = 0;
         for (i, change) in changes.iter().enumerate() {
             if let Some(ahead) = changes.get(i + AHEAD) {
                 grid.prefetch_cell(slots[ahead.slot as usize].cell);
             }
             let slot = &slots[change.slot as usize];
             if slot.is_observer() {
+                if sees_nobody(grid, observers, change.slot) {
+                    self.alone += 1;
+                    continue;
+                }
                 let cell = &mut grid.cells[slot.cell as usize];
                 if cell.tag != self.tag {
                     cell.tag = self.tag;
@@ -62,5 +104,54 @@ impl Groups {
             self.order[*at as usize] = changes[i as usize].slot;
             *at += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bevy_app::App;
+
+    use crate::{prelude::*, systems::AoiPairEngine};
+
+    /// Observers far from everyone are left out of the groups whatever changed (a move, a new
+    /// radius); those with a neighbour around them are not, even if they see nobody.
+    #[test]
+    fn observers_alone_around_their_cell_are_left_out_of_the_groups() {
+        let mut app = App::new();
+        app.add_plugins(AoiPlugin {
+            cell_size: CellSize::Fixed(100.0),
+            ..Default::default()
+        });
+        let far_apart = [0.0, 1000.0, 2000.0].map(|x| {
+            app.world_mut()
+                .spawn((Position::new(x, 0.0), ViewRange::new(50.0)))
+                .id()
+        });
+        // Two in adjacent cells, 180 apart: neither sees the other, but each has a neighbour.
+        let pair = [5000.0, 5180.0].map(|x| {
+            app.world_mut()
+                .spawn((Position::new(x, 0.0), ViewRange::new(50.0)))
+                .id()
+        });
+        app.update();
+        for (i, e) in far_apart.into_iter().chain(pair).enumerate() {
+            let mut entity = app.world_mut().entity_mut(e);
+            if i == 1 {
+                entity.insert(ViewRange::new(60.0));
+            } else {
+                entity.get_mut::<Position>().expect("it should have a Position").y += 1.0;
+            }
+        }
+        app.update();
+        let engine = &app.world().resource::<AoiPairEngine>().0;
+        assert_eq!(
+            engine.groups.alone, 3,
+            "the three far-apart observers should have been left out"
+        );
+        assert_eq!(
+            engine.groups.order.len(),
+            2,
+            "the two with a neighbour should have been grouped"
+        );
     }
 }

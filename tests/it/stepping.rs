@@ -156,3 +156,38 @@ fn a_target_jumping_away_from_an_observer_stepping_out_of_its_region_leaves() {
     );
     assert_eq!(app.total_leaves, 1, "the target should have left the observer's view");
 }
+
+/// A stepping observer that saw nobody and has nobody in the cells around it still takes its
+/// flip scan, which also decides, as a target, the views of the unchanged observers that saw it
+/// (its target scan leaves them to it): here one two cells away, which stops seeing it. Other
+/// changed observers that see nobody around them are not scanned at all (`interest/groups.rs`).
+#[test]
+fn a_lonely_stepping_observer_still_ends_the_views_of_those_that_saw_it() {
+    let plugin = AoiPlugin {
+        cell_size: CellSize::Fixed(100.0),
+        ..Default::default()
+    };
+    let mut app = Checked::new(plugin);
+    app.world().insert_resource(AoiSettings {
+        flip_scan_min_seen: 0,
+        ..Default::default()
+    });
+    // It sees only layer 2, so nobody; the other (the largest radius is its, so its flip scan
+    // judges the other's view of it) sees it from cell 2 while it is in cell 1.
+    let lonely = (Position::new(111.0, 50.0), ViewRange::new(99.0), AoiLayers::new(1, 2));
+    let lonely = app.world().spawn(lonely).id();
+    let far = (Position::new(200.0, 50.0), ViewRange::new(90.0), AoiLayers::new(1, 1));
+    let far = app.world().spawn(far).id();
+    app.update();
+    let sees = |app: &mut Checked| app.world().get::<InterestSet>(far).is_some_and(|s| s.contains(lonely));
+    assert!(sees(&mut app), "the far observer should see it 89 away");
+    // A step of 12 (under an eighth of a cell) into cell 0, 101 away from the far observer.
+    app.world()
+        .get_mut::<Position>(lonely)
+        .expect("the lonely observer should have a Position")
+        .x = 99.0;
+    app.update();
+    assert_eq!(app.world().resource::<AoiStats>().stepped, 1, "it should have stepped");
+    assert!(!sees(&mut app), "the far observer should no longer see it");
+    assert_eq!(app.total_leaves, 1, "the far observer's view of it should have ended");
+}
