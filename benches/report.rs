@@ -2,7 +2,8 @@
 //! workloads, in one process, printing per-tick medians and ratios as a Markdown table.
 //!
 //! `cargo bench --bench report` runs everything; `cargo bench --bench report -- uniform10000`
-//! runs the scenarios whose name contains the filter; `--quick` runs fewer ticks.
+//! runs the scenarios whose name contains the filter; `--quick` runs fewer ticks; `--help` lists
+//! the filters (an unknown flag is an error).
 
 mod baselines;
 mod workload;
@@ -216,8 +217,29 @@ fn scenario(kind: Kind, n: usize, ticks: usize, with_brute: bool) -> Row {
     }
 }
 
+/// What `--help` prints.
+const USAGE: &str = "\
+Side-by-side report of bevy_aoi against the baselines (Markdown tables on stdout).
+
+Usage: cargo bench --bench report -- [--quick] [FILTER]...
+
+  FILTER   run only the scenarios and groups whose name contains it: the scenarios uniform1000,
+           uniform10000, uniform50000, crowded2000, sparse_huge50000, moving550000,
+           static50000 (so `uniform` or `sparse` work), the groups rules, mixed, rect,
+           contains, index, view_model, scale; none runs everything
+  --quick  fewer ticks per scenario
+  --help   print this";
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return;
+    }
+    if let Some(bad) = args.iter().find(|a| a.starts_with('-') && *a != "--quick") {
+        eprintln!("error: unknown flag `{bad}` (see --help)");
+        std::process::exit(2);
+    }
     let quick = args.iter().any(|a| a == "--quick");
     let filter: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     ComputeTaskPool::get_or_init(|| TaskPoolBuilder::new().num_threads(2).build());
@@ -372,8 +394,9 @@ fn time_interleaved(apps: &mut [bevy_app::App], ticks: usize) -> Vec<f64> {
 }
 
 /// Mixed view radii: uniform 10k at radius 100 plus `k` observers of radius `R_big` (up to
-/// unlimited), static or walking, against the same world without them (default plugin settings, one thread; the
-/// movement-only, plain and mixed apps are updated in turn every tick).
+/// unlimited), static or walking, against the same world without them (default plugin
+/// settings, one thread; the movement-only, plain and mixed apps are updated in turn every
+/// tick).
 fn mixed_cost(ticks: usize) {
     let n = 10_000;
     let walkers = Walkers::new(Kind::Uniform, n, SEED);
@@ -467,8 +490,8 @@ fn rules_cost(ticks: usize) {
 }
 
 /// `InterestSet::contains` (a binary search in the sorted set) beside a linear scan of its
-/// targets (`iter().any`), on the real sets of uniform 10k (~78 targets) and crowded 2k (~2000), asking for
-/// every observer a target it sees and one it does not.
+/// targets (`iter().any`), on the real sets of uniform 10k (~78 targets) and crowded 2k
+/// (~2000), asking for every observer a target it sees and one it does not.
 fn contains_cost() {
     println!();
     println!("| sets of | targets per set | `contains` | linear scan | scan / contains |");

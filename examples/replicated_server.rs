@@ -1,9 +1,9 @@
 //! A bevy_replicon server that sends each client only what its player sees, with clients in
 //! the same process (replicon's `test_app`: no sockets, no transport crate). Monsters wander a
-//! square map and a few respawn every tick; each client has one player, who walks too. Every tick the server
-//! updates, each client receives its messages, and the example checks that the entities on each
-//! client are exactly its player and what the player's `InterestSet` holds. Prints a line every
-//! `--report-every` ticks and the bytes each client received.
+//! square map and a few respawn every tick; each client has one player, who walks too. Every
+//! tick the server updates, each client receives its messages, and the example checks that the
+//! entities on each client are exactly its player and what the player's `InterestSet` holds.
+//! Prints a line every `--report-every` ticks and the bytes each client received.
 //!
 //! ```text
 //! cargo run --release --example replicated_server --features "replicon bevy_replicon/client" --ignore-rust-version

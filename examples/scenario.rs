@@ -25,7 +25,8 @@ mod cli;
 /// Runs one standard benchmark scenario and prints the time per tick (for `/usr/bin/time -v`).
 #[derive(Parser)]
 struct Args {
-    /// Scenario: `uniform`, `crowded`, `sparse_huge`, `static`, or `movingP` (P percent of entities move).
+    /// Scenario: `uniform`, `crowded`, `sparse_huge`, `static`, or `movingP` (P percent of
+    /// entities move).
     #[arg(long, default_value = "uniform", value_parser = parse_kind)]
     scenario: workload::Kind,
     /// Number of entities.

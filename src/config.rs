@@ -56,8 +56,8 @@ impl Plane {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum IndexKind {
     /// The sparse tower grid: entities bucketed into square (cubic in 3D) cells of
-    /// [`CellSize`]; a view scans the cells it overlaps. Faster on every workload measured but a
-    /// huge sparse map whose entities are far apart: the recommended choice.
+    /// [`CellSize`]; a view scans the cells it overlaps. Faster on every workload measured (equal
+    /// when nothing moves): the recommended choice.
     #[default]
     Grid,
     /// The classic write-ups' sorted ("cross-linked") list: the entities of each instance kept
@@ -65,11 +65,11 @@ pub enum IndexKind {
     /// follows the moves); a view scans the slab of entities whose `x` is within its reach (its
     /// ends galloped from the entity's own place in the list) and the rule tests the other axes
     /// exactly. The slab spans the whole map across `x`, so it holds more candidates than the
-    /// grid's cells: measured 1.1× to 3.2× slower than the grid on the standard workloads where
-    /// entities have neighbours, and about 1.2× faster on a huge sparse map where each is alone
-    /// (one contiguous list against a scattered cell per entity; the README's "Which index"
-    /// table). [`CellSize`] then only
-    /// sets the step limit between the flip scan and a full recompute (an eighth of the side).
+    /// grid's cells: measured 1.1× to 3.7× slower than the grid on the standard workloads, and
+    /// about 1.2× slower on a huge sparse map where each entity is alone (where the grid does
+    /// not scan an observer with nobody in the cells around it; the README's "Which index"
+    /// table). [`CellSize`] then only sets the step limit between the flip scan and a full
+    /// recompute (an eighth of the side).
     SortedAxes,
 }
 
@@ -96,9 +96,9 @@ pub enum CellSize {
     /// [`ViewRange`](crate::ViewRange) radius when the first observer appears (so a view from
     /// anywhere in a cell stays within the 3×3 cells around it), and is re-derived (the grid is
     /// rebuilt once) whenever that radius leaves `[side / 2, side * 2]`. A few observers whose
-    /// radius stands out (a few dozen at most, each over twice the radius of the 65th-largest, counted in
-    /// [`AoiStats::wide_observers`](crate::AoiStats::wide_observers)) do not count: a handful of
-    /// watchtowers or game-master cameras never coarsen the grid for everyone else.
+    /// radius stands out (a few dozen at most, each over twice the radius of the 65th-largest,
+    /// counted in [`AoiStats::wide_observers`](crate::AoiStats::wide_observers)) do not count: a
+    /// handful of watchtowers or game-master cameras never coarsen the grid for everyone else.
     #[default]
     Auto,
     /// A fixed side, in world units. Must be finite and greater than zero.

@@ -18,7 +18,9 @@
 //!   *stepping* observer with a long list tests each member of its window where both were at
 //!   the start of the tick and where they are now, and edits its list where the answers differ;
 //!   the others (stepping observers with short lists included: for them it costs less) recompute
-//!   their whole list and diff it against the old one with per-slot marks.
+//!   their whole list and diff it against the old one with per-slot marks, except those that
+//!   saw nobody and have nobody in the cells their view reaches: they see nobody now either and
+//!   are left out of the groups (`groups.rs`, most entities of a sparse world).
 //! - **Changed targets** test the observers around their old and new positions (their whole
 //!   instance when they are or were `Always` visible) with the target's old and new state; a
 //!   jumped target tests the stepping observers too, where they were and where they are. The

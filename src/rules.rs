@@ -177,9 +177,10 @@ impl Watchers {
 /// Marker the plugin keeps on targets seen by at least one observer of the layers chosen in
 /// [`AoiPlugin::watched`](crate::AoiPlugin::watched). When the last such observer stops seeing
 /// it, the marker stays for [`WatchedRule::linger_ticks`] AOI updates in a row without one and
-/// is removed in the next ("the monster's AI sleeps a while after the last player leaves"). Use it as a query filter:
-/// `Query<&mut Brain, With<Watched>>`. Inserted and removed through commands: systems ordered
-/// after [`AoiSystems::Last`](crate::AoiSystems::Last), or in the next frame, see the change.
+/// is removed in the next ("the monster's AI sleeps a while after the last player leaves").
+/// Use it as a query filter: `Query<&mut Brain, With<Watched>>`. Inserted and removed through
+/// commands: systems ordered after [`AoiSystems::Last`](crate::AoiSystems::Last), or in the next
+/// frame, see the change.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(
     feature = "bevy_reflect",

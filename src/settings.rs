@@ -34,7 +34,8 @@ pub struct AoiSettings {
     /// nothing else changed) and saw at least this many targets before is updated by a flip
     /// scan: each neighbour is tested where both were at the start of the update and where they
     /// are now, and only the differences touch its `InterestSet`. Observers that see fewer
-    /// recompute their whole set, which costs less for short sets: the flip scan's window must
+    /// recompute their whole set (or, having seen nobody with nobody in the cells around them,
+    /// are not scanned at all), which costs less for short sets: the flip scan's window must
     /// also reach as far as anything stepped, and in a sparse world that is most of the work
     /// (measured with callgrind: 32 is the crossover, uniform 10k runs 13% fewer instructions
     /// than with 256, a sparse world the same). The messages and sets are the same either way;
@@ -96,8 +97,9 @@ pub struct AoiStats {
     /// Occupied grid cells (with [`IndexKind::SortedAxes`](crate::IndexKind::SortedAxes): the
     /// sorted lists, one per instance that has entities).
     pub cells: usize,
-    /// Current cell side, in world units (with [`IndexKind::SortedAxes`](crate::IndexKind::SortedAxes):
-    /// only the base of the step limit, an eighth of it).
+    /// Current cell side, in world units (with
+    /// [`IndexKind::SortedAxes`](crate::IndexKind::SortedAxes): only the base of the step limit,
+    /// an eighth of it).
     pub cell_side: f32,
     /// Observers whose radius stands out from the others (each with a radius over twice that
     /// of the 65th-largest observer when the threshold was last derived; a few dozen at most):

@@ -91,7 +91,8 @@ pub struct ViewHysteresis {
 /// let mut app = App::new();
 /// app.add_plugins(AoiPlugin::default());
 /// app.update(); // the first update runs the AOI twice (`PostStartup`, then `PostUpdate`)
-/// let o = app.world_mut().spawn((Position::new(0.0, 0.0), ViewRange::new(10.0), EnterBudget(2))).id();
+/// let observer = (Position::new(0.0, 0.0), ViewRange::new(10.0), EnterBudget(2));
+/// let o = app.world_mut().spawn(observer).id();
 /// for x in 1..=5 {
 ///     app.world_mut().spawn(Position::new(x as f32, 0.0));
 /// }
@@ -120,11 +121,11 @@ pub struct EnterBudget(pub u32);
 /// once it is beyond the threshold plus the margin; to a nearer one as soon as it is within.
 ///
 /// The tier is readable with [`InterestSet::tier_of`](crate::InterestSet::tier_of) and
-/// [`InterestSet::iter_with_tiers`](crate::InterestSet::iter_with_tiers); [`EnterView`](crate::EnterView)
-/// and [`LeaveView`](crate::LeaveView) carry it, and [`TierChanged`](crate::TierChanged) says
-/// when it changes for a target that stays. Thresholds must be ascending, non-negative and not
-/// NaN, at most 255 of them; others are bad input (the observer is kept out of the index, with a
-/// warning logged once).
+/// [`InterestSet::iter_with_tiers`](crate::InterestSet::iter_with_tiers);
+/// [`EnterView`](crate::EnterView) and [`LeaveView`](crate::LeaveView) carry it, and
+/// [`TierChanged`](crate::TierChanged) says when it changes for a target that stays. Thresholds
+/// must be ascending, non-negative and not NaN, at most 255 of them; others are bad input (the
+/// observer is kept out of the index, with a warning logged once).
 ///
 /// ```
 /// use bevy_app::prelude::*;

@@ -102,7 +102,8 @@ impl Member {
     }
 }
 
-/// What a tick did to the order of a sorted cell's members ([`IndexKind::SortedAxes`](crate::config::IndexKind::SortedAxes)).
+/// What a tick did to the order of a sorted cell's members
+/// ([`IndexKind::SortedAxes`](crate::config::IndexKind::SortedAxes)).
 #[derive(Debug, Default, Clone, Copy)]
 pub(super) struct Disorder {
     /// The cell is listed in [`Grid::unsorted`](super::Grid::unsorted).

@@ -272,8 +272,8 @@ impl AoiIndex {
             return None;
         }
         self.side_chosen = true;
-        // A little over the largest ordinary radius, so a view from anywhere in a cell, with the window's
-        // rounding margin, stays within the adjacent cells.
+        // A little over the largest ordinary radius, so a view from anywhere in a cell, with the
+        // window's rounding margin, stays within the adjacent cells.
         Some((max * AUTO_SIDE_OVER_RADIUS).clamp(MIN_CELL_SIZE, MAX_CELL_SIZE))
     }
 
