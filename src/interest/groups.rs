@@ -1,4 +1,5 @@
-//! The changed observers grouped by cell, so each group's window is looked up once.
+//! The changed observers grouped by cell, so each group's window is looked up once; those that
+//! [see nobody](sees_nobody) around them are left out, as they need no scan.
 
 use std::collections::BTreeMap;
 
