@@ -126,6 +126,51 @@ fn random_scenarios_match_brute_force_with_bounds() {
     );
 }
 
+/// A sparse world of walkers, where many observers have nobody in the cells around theirs and
+/// are not scanned while they saw nobody (`interest/groups.rs`): they must still see whoever
+/// walks, teleports or spawns near them, and `Always` targets, layers and radius changes must
+/// still reach them; with and without bounds (clamped border cells), on both indexes. Each of
+/// the rule's five conditions, left out, fails this test.
+#[test]
+fn random_sparse_scenarios_where_many_observers_are_alone_match_brute_force() {
+    // Cells a little larger than most views, so most views reach only the adjacent cells.
+    let plain = AoiPlugin {
+        cell_size: CellSize::Fixed(50.0),
+        ..Default::default()
+    };
+    let bounded = AoiPlugin {
+        bounds: Some(AoiBounds::new_2d((-250.0, -250.0), (250.0, 250.0))),
+        ..plain.clone()
+    };
+    for plugin in [plain, bounded] {
+        for plugin in on_each_index(&plugin) {
+            for seed in [91, 92, 93] {
+                let mut app = Checked::new(plugin.clone());
+                let mut sc = scenario(&plugin, seed, 400.0, 30.0, 0.0);
+                for _ in 0..60 {
+                    sc.spawn(app.world());
+                }
+                app.update();
+                for tick in 0..150 {
+                    // Everyone walks a few units a tick, so neighbours come near through the
+                    // adjacent cells, besides the scenario's random actions.
+                    drift(app.world(), |i| {
+                        let a = (i * 13 + tick / 7) as f32 * 0.77;
+                        (4.0 * a.cos(), 4.0 * a.sin())
+                    });
+                    sc.step(app.world());
+                    sc.step_rules(app.world());
+                    app.update();
+                }
+                assert!(
+                    app.total_enters > 50 && app.total_leaves > 50,
+                    "walkers in a sparse world should still meet and part"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn random_scenarios_match_brute_force_when_crowded() {
     let plugin = AoiPlugin::default();
