@@ -34,7 +34,7 @@ pub(crate) struct Observers<'a> {
     pub always: &'a BTreeMap<u32, Vec<u32>>,
 }
 
-/// Whether changed observer `s` sees nobody now and saw nobody at the start of the update, so
+/// Whether changed observer `s` (its slot `slot`) sees nobody now and saw nobody at the start of the update, so
 /// no pair with it as observer changes and it needs no scan: its list is empty, no slot of its
 /// instance is `Always` visible, and its view now reaches no cell beyond those adjacent to its
 /// own, which hold nobody but itself. Most observers of a sparse world are such (`sparse_huge`:
@@ -42,10 +42,9 @@ pub(crate) struct Observers<'a> {
 /// unchanged observers that see it, a little beyond its own view
 /// ([`Slot::flip_scans_as_target`](crate::slot::Slot::flip_scans_as_target)). An observer the
 /// view layer owns may be left out too: the layer walks its list (empty) whenever it changed.
-/// `O(1)`: its slot, list and cell record.
+/// `O(1)`: its list and cell record.
 #[inline]
-fn sees_nobody(grid: &Grid, observers: &Observers, s: u32) -> bool {
-    let slot = &observers.slots[s as usize];
+fn sees_nobody(grid: &Grid, observers: &Observers, s: u32, slot: &Slot) -> bool {
     if slot.stepping || !observers.lists[s as usize].is_empty() {
         return false;
     }
@@ -77,7 +76,7 @@ impl Groups {
             }
             let slot = &slots[change.slot as usize];
             if slot.is_observer() {
-                if sees_nobody(grid, observers, change.slot) {
+                if sees_nobody(grid, observers, change.slot, slot) {
                     self.alone += 1;
                     continue;
                 }
