@@ -42,6 +42,7 @@
 //! sorted. Tasks take contiguous runs of cell groups (then of changed targets) and their outputs
 //! are concatenated in run order, so the result does not depend on the number of threads.
 
+mod clean;
 mod groups;
 mod pairs;
 mod sets;
@@ -50,6 +51,7 @@ use bevy_ecs::{entity::Entity, system::Query};
 use bevy_tasks::TaskPool;
 use smallvec::SmallVec;
 
+use clean::{SetEdits, edit_unchanged};
 use groups::{Groups, Observers};
 pub(crate) use pairs::Pairs;
 use sets::SetVisits;
@@ -57,10 +59,7 @@ use sets::SetVisits;
 use crate::{
     components::InterestSet,
     index::AoiIndex,
-    lists::remove_seen,
-    prefetch::{AHEAD, prefetch, prefetch_end},
-    radix::sort_by_u32_key,
-    scan::{self, Out, TaskBuffers, View, WHOLE_LIST},
+    scan::{self, Out, TaskBuffers, View},
     slot::Change,
     watch::WatchTracker,
 };
@@ -82,11 +81,9 @@ pub(crate) struct PairEngine {
     /// How many of `scratch` the last run used (0 when nothing changed).
     in_use: usize,
     /// Observers that stopped observing (their lists were emptied).
-    pub stopped_observers: Vec<u32>,
-    /// Edits made to the lists of unchanged observers whose `InterestSet`s the engine writes
-    /// (not the view layer's), to replay on those sets.
-    pub edits: Vec<SetEdit>,
-    spare_edits: Vec<SetEdit>,
+    stopped_observers: Vec<u32>,
+    /// The edits of the unchanged observers' `InterestSet`s.
+    set_edits: SetEdits,
     /// Counts for the `Watched` marker, when the plugin keeps it.
     pub watch: Option<WatchTracker>,
 }
@@ -94,17 +91,6 @@ pub(crate) struct PairEngine {
 /// The `InterestSet`s the engine writes (changed observers' and, replaying edits, unchanged
 /// ones'), with their entities.
 pub(crate) type Sets<'w, 's> = Query<'w, 's, (Entity, &'static mut InterestSet)>;
-
-/// One edit of an unchanged observer's list, to replay on its `InterestSet`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct SetEdit {
-    /// Whose set.
-    pub observer: Entity,
-    /// The target that entered or left it.
-    pub target: Entity,
-    /// The target entered (else it left).
-    pub entered: bool,
-}
 
 /// How the work is split between tasks.
 #[derive(Clone, Copy)]
@@ -130,8 +116,9 @@ impl PairEngine {
     /// the target scans' (in shortlist order).
     ///
     /// The `InterestSet` of every changed observer is edited in the same pass, from buffers
-    /// moved out of the components and back, so no set is copied. Ends the index's tick
-    /// ([`AoiIndex::end_tick`]): the shortlist is empty after.
+    /// moved out of the components and back, so no set is copied; those of the unchanged
+    /// observers and of those that stopped observing after the scans (`clean.rs`). Ends the
+    /// index's tick ([`AoiIndex::end_tick`]): the shortlist is empty after.
     pub fn run(&mut self, index: &mut AoiIndex, parallelism: Parallelism, sets: &mut Sets) {
         self.forget_pairs();
         if index.changes.is_empty() {
@@ -181,17 +168,22 @@ impl PairEngine {
         // three 1.19-1.21 ms one after the other, 0.96-1.04 ms at once (less than the put's
         // 0.55 ms: both wait on memory).
         let (visits, observers) = (&mut self.set_visits, index.observers);
-        let (scratch, edits, watch) = (&mut self.scratch[..2 * tasks], &mut self.edits, &mut self.watch);
+        let scratch = &mut self.scratch[..2 * tasks];
         let put_back = |set: &mut InterestSet, buffer: &mut Vec<Entity>| set.put(core::mem::take(buffer));
         join(
             parallel,
             || visits.visit(sets, observers, taken_sets, put_back),
             || {
-                scan_targets(scratch, edits, watch, index, changed_observers, parallel);
+                scan_targets(scratch, index, changed_observers, parallel);
                 index.end_tick();
             },
         );
         self.taken_sets.clear();
+        // The target scans' pairs (after the changed observers' results) edit the unchanged
+        // observers, none of which the end of the tick touched.
+        let found = &self.scratch[tasks..2 * tasks];
+        let (stopped, set_edits, watch) = (&self.stopped_observers, &mut self.set_edits, &mut self.watch);
+        edit_unchanged(found, stopped, index, set_edits, watch, sets, parallel);
     }
 
     /// Groups the changed observers by cell, then takes their lists out of the index (`taken`)
@@ -225,12 +217,6 @@ impl PairEngine {
         (self.set_visits).visit(sets, index.observers, &mut self.taken_sets, visit_set);
     }
 
-    /// Sorts [`Self::edits`] by observer entity index (a radix sort; edits of one observer keep
-    /// their order).
-    pub fn sort_edits_by_observer(&mut self) {
-        sort_by_u32_key(&mut self.edits, &mut self.spare_edits, |e| e.observer.index_u32());
-    }
-
     /// Drops the pairs of the last [`Self::run`], so an update without changes writes none.
     pub fn forget_pairs(&mut self) {
         self.in_use = 0;
@@ -238,7 +224,7 @@ impl PairEngine {
     }
 
     /// The enters of the last [`Self::run`], as `(observer, target)` slots, in message order;
-    /// `lists` are the index's lists, which hold the targets of [`WHOLE_LIST`] runs. Slots are
+    /// `lists` are the index's lists, which hold the targets of [`WHOLE_LIST`](scan::WHOLE_LIST) runs. Slots are
     /// valid until the index renumbers them ([`AoiIndex::renumber_if_scattered`]).
     pub fn enters<'a>(&'a self, lists: &'a [Vec<u32>]) -> Pairs<'a> {
         // Changed observers' results are in `scratch[..tasks]`, targets' in `scratch[tasks..]`.
@@ -344,15 +330,7 @@ impl PairEngine {
 /// Results go to the scratch buffers after the observers' (`scratch[tasks..2 * tasks]`), after
 /// the pairs the flip scans judged for their observers as targets; then the lists are edited in
 /// order.
-fn scan_targets(
-    scratch: &mut [TaskBuffers],
-    edits: &mut Vec<SetEdit>,
-    watch: &mut Option<WatchTracker>,
-    index: &mut AoiIndex,
-    changed_observers: usize,
-    pool: Option<&TaskPool>,
-) {
-    edits.clear();
+fn scan_targets(scratch: &mut [TaskBuffers], index: &AoiIndex, changed_observers: usize, pool: Option<&TaskPool>) {
     let tasks = scratch.len() / 2;
     let (groups, out) = scratch.split_at_mut(tasks);
     out.iter_mut().for_each(TaskBuffers::clear);
@@ -374,65 +352,6 @@ fn scan_targets(
         }
     };
     run_jobs(pool, changes.chunks(per_task).zip(out.iter_mut()), &run);
-    // All enters first, then all leaves, each in task order: the same sequence of list edits
-    // (so the same list order) whatever the number of tasks.
-    let found = &*out;
-    edit_clean_lists(index, edits, watch, found.iter().flat_map(|s| &s.enters.pairs), true);
-    edit_clean_lists(index, edits, watch, found.iter().flat_map(|s| &s.leaves), false);
-}
-
-/// Applies target scans' `pairs` (all entering, or all leaving) to the unchanged observers'
-/// lists, and records them for the observers' `InterestSet`s (unless the view layer owns them)
-/// and for the `Watched` counts.
-fn edit_clean_lists<'p>(
-    index: &mut AoiIndex,
-    edits: &mut Vec<SetEdit>,
-    watch: &mut Option<WatchTracker>,
-    pairs: impl Iterator<Item = &'p (u32, u32)> + Clone,
-    entered: bool,
-) {
-    // The observers are in no order and their lists scattered over the heap: each observer's
-    // list record (and slot, when it is read) is asked for `2 * AHEAD` pairs ahead, then (the
-    // record being cached by now) its list `AHEAD` pairs ahead (an enter writes at its end, a
-    // leave searches all of it). The slot is read only while the view layer owns some
-    // observers or the `Watched` marker is counted: otherwise it is one miss an edit for
-    // nothing.
-    let reads_slot = index.owned > 0 || watch.is_some();
-    let mut far = pairs.clone().skip(2 * AHEAD);
-    let mut near = pairs.clone().skip(AHEAD);
-    for &(o, t) in pairs {
-        if let Some(&(next, _)) = far.next() {
-            prefetch(core::slice::from_ref(&index.lists[next as usize]));
-            if reads_slot {
-                prefetch(core::slice::from_ref(&index.slots[next as usize]));
-            }
-        }
-        if let Some(&(next, _)) = near.next() {
-            let list = &index.lists[next as usize];
-            if entered { prefetch_end(list) } else { prefetch(list) }
-        }
-        debug_assert!(t != WHOLE_LIST, "target scans should record single pairs");
-        let list = &mut index.lists[o as usize];
-        if entered {
-            list.push(t);
-        } else {
-            remove_seen(list, t);
-        }
-        if reads_slot && index.slots[o as usize].owned {
-            continue;
-        }
-        let (observer, target) = (index.entities[o as usize], index.entities[t as usize]);
-        edits.push(SetEdit {
-            observer,
-            target,
-            entered,
-        });
-        if let Some(watch) = watch
-            && watch.counts(index.slots[o as usize].rules.member)
-        {
-            if entered { watch.inc(target) } else { watch.dec(target) }
-        }
-    }
 }
 
 /// Runs `a` and `b`, at once on `pool` (`b` on the calling thread) or one after the other

@@ -8,7 +8,7 @@ use crate::{
     index::AoiIndex,
     interest::{PairEngine, Parallelism, Sets, join},
     messages::{EnterReason, EnterView, LeaveReason, LeaveView, TierChanged},
-    prefetch::{AHEAD, prefetch, prefetch_set},
+    prefetch::AHEAD,
     rules::{AoiInstance, AoiLayers, AoiVisibility, PendingWatchers, Watchers},
     settings::{AoiSettings, AoiStats},
     slot::Sight,
@@ -137,7 +137,6 @@ pub(crate) fn compute_interest(
         min_parallel: settings.min_parallel_changes,
     };
     work.run(index, parallelism, &mut sets);
-    sync_sets(index, work, &mut sets);
     index.stats(&mut stats);
 }
 
@@ -326,45 +325,6 @@ fn task_pool(settings: &AoiSettings) -> Option<&'static TaskPool> {
         None
     };
     pool.filter(|p| p.thread_num() > 1)
-}
-
-/// Mirrors the index's lists into the `InterestSet` components of the observers that stopped
-/// observing and of the unchanged ones (the changed ones were written during the computation).
-fn sync_sets(index: &AoiIndex, work: &mut PairEngine, sets: &mut Sets) {
-    for &o in &work.stopped_observers {
-        if let Ok((_, mut set)) = sets.get_mut(index.entities[o as usize]) {
-            set.clear();
-        }
-    }
-    // In the order of the observers' entities, which (unless entities were despawned and their
-    // indices reused) is the order of their table rows, and each set is asked for ahead in two
-    // steps, its component `2 * AHEAD` edits ahead, then (the component being cached by now)
-    // its buffer `AHEAD` edits ahead if the edit will fold the set's pending edits into it (an
-    // edit is otherwise kept in the component, see `InterestSet`): the sets are scattered over
-    // memory. An observer's edits are of different targets, so their order does not matter.
-    // Measured: 5% moving 50k, one thread, 11.5 k edits per update: 13.0 -> 11.8 ms per update
-    // (entity order and the buffer asked for), then about 8.4 -> 7.6 (the record first); the
-    // replay 1.97-2.50 -> 1.11-1.41 ms with the edits kept in the component (stop 26).
-    work.sort_edits_by_observer();
-    let mut far = work.edits.iter().skip(2 * AHEAD);
-    let mut near = work.edits.iter().skip(AHEAD);
-    for edit in &work.edits {
-        if let Some(next) = far.next() {
-            prefetch_set(sets, next.observer);
-        }
-        if let Some(next) = near.next()
-            && let Ok((_, set)) = sets.get(next.observer)
-        {
-            prefetch(set.buffer_to_fold());
-        }
-        if let Ok((_, mut set)) = sets.get_mut(edit.observer) {
-            if edit.entered {
-                set.insert(edit.target);
-            } else {
-                set.remove(edit.target);
-            }
-        }
-    }
 }
 
 /// Keeps [`Watchers`] in step with this update's messages, and fills newly added ones from the
