@@ -224,8 +224,9 @@ impl PairEngine {
     }
 
     /// The enters of the last [`Self::run`], as `(observer, target)` slots, in message order;
-    /// `lists` are the index's lists, which hold the targets of [`WHOLE_LIST`](scan::WHOLE_LIST) runs. Slots are
-    /// valid until the index renumbers them ([`AoiIndex::renumber_if_scattered`]).
+    /// `lists` are the index's lists, which hold the targets of [`WHOLE_LIST`](scan::WHOLE_LIST)
+    /// runs. Slots are valid until the index renumbers them
+    /// ([`AoiIndex::renumber_if_scattered`]).
     pub fn enters<'a>(&'a self, lists: &'a [Vec<u32>]) -> Pairs<'a> {
         // Changed observers' results are in `scratch[..tasks]`, targets' in `scratch[tasks..]`.
         let used = &self.scratch[..self.in_use];
@@ -328,8 +329,8 @@ impl PairEngine {
 
 /// Changed targets against unchanged observers (`changed_observers` of the observers changed).
 /// Results go to the scratch buffers after the observers' (`scratch[tasks..2 * tasks]`), after
-/// the pairs the flip scans judged for their observers as targets; then the lists are edited in
-/// order.
+/// the pairs the flip scans judged for their observers as targets; [`edit_unchanged`] then
+/// applies them to those observers' lists and sets.
 fn scan_targets(scratch: &mut [TaskBuffers], index: &AoiIndex, changed_observers: usize, pool: Option<&TaskPool>) {
     let tasks = scratch.len() / 2;
     let (groups, out) = scratch.split_at_mut(tasks);
