@@ -60,8 +60,10 @@ pub(super) fn edit_unchanged(
 ) {
     let (slots, entities, some_owned) = (&index.slots[..], &index.entities[..], index.owned > 0);
     let lists = &mut index.lists;
+    // A second thread only when there are pairs to edit (none where every observer changed).
+    let pairs: usize = found.iter().map(|s| s.enters.pairs.len() + s.leaves.len()).sum();
     join(
-        pool,
+        pool.filter(|_| pairs > 0),
         || {
             // Observers that stopped observing see nothing now.
             for &o in stopped {
