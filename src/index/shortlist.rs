@@ -102,9 +102,11 @@ impl AoiIndex {
         let (in_grid, p, cell, idx) = (slot.in_grid, slot.p, slot.cell, slot.member_index);
         let key = self.grid.key(p, slot.rules.instance);
         if cell != NO_CELL {
-            if in_grid && self.grid.cells[cell as usize].key == key {
+            let same_cell = self.grid.cells[cell as usize].key == key;
+            if in_grid && (same_cell || self.grid.carry_lone_member(cell, key)) {
                 let member = self.member(s);
                 self.grid.edit_member(cell, idx, |m| *m = member);
+                self.relinks += usize::from(!same_cell);
                 return;
             }
             self.unlink(s);
