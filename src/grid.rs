@@ -184,6 +184,7 @@ impl Grid {
     /// 2D, and no removal and re-insertion of the member. Returns whether it did; the caller
     /// then edits the member to its new values. `sparse_huge` 50k: about 6% off the update
     /// (measured in the README's performance notes, stop 29).
+    #[inline(never)]
     pub fn carry_lone_member(&mut self, c: u32, key: CellKey) -> bool {
         let cell = &self.cells[c as usize];
         let from = cell.key;

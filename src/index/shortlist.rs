@@ -102,11 +102,16 @@ impl AoiIndex {
         let (in_grid, p, cell, idx) = (slot.in_grid, slot.p, slot.cell, slot.member_index);
         let key = self.grid.key(p, slot.rules.instance);
         if cell != NO_CELL {
-            let same_cell = self.grid.cells[cell as usize].key == key;
-            if in_grid && (same_cell || self.grid.carry_lone_member(cell, key)) {
+            if in_grid && self.grid.cells[cell as usize].key == key {
                 let member = self.member(s);
                 self.grid.edit_member(cell, idx, |m| *m = member);
-                self.relinks += usize::from(!same_cell);
+                return;
+            }
+            if in_grid && self.grid.carry_lone_member(cell, key) {
+                let member = self.member(s);
+                self.grid.edit_member(cell, idx, |m| *m = member);
+                // A cell change all the same (renumbering counts them).
+                self.relinks += 1;
                 return;
             }
             self.unlink(s);
