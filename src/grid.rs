@@ -459,6 +459,25 @@ mod tests {
 
     #[test]
     fn a_carried_lone_member_leaves_the_grid_as_a_removal_then_an_insert_would() {
+        // Left alone in a cell whose buffers a crowd grew, a walker is not carried: a removal
+        // frees those buffers (a reused cell should not inherit another place's crowd).
+        let mut grid = Grid::new(1.0, 2, None, IndexKind::Grid);
+        let (c, _) = grid.insert([0, 0, 0, 0], member(0, 1.0));
+        for slot in 1..=KEPT_CELL_CAPACITY as u32 {
+            grid.insert([0, 0, 0, 0], member(slot, 1.0));
+        }
+        for _ in 1..=KEPT_CELL_CAPACITY {
+            grid.remove(c, 1);
+        }
+        assert!(
+            !grid.carry_lone_member(c, [1, 0, 0, 0]),
+            "a walker alone in a crowd-sized cell should leave it as a removal would"
+        );
+        let (lone, _) = grid.insert([5, 5, 0, 0], member(99, 1.0));
+        assert!(
+            grid.carry_lone_member(lone, [6, 5, 0, 0]),
+            "a walker alone in a small cell with nobody around should be carried"
+        );
         for dims in [2, 3] {
             let new_grid = || Grid::new(1.0, dims, None, IndexKind::Grid);
             let (mut carried, mut moved) = (new_grid(), new_grid());
@@ -520,6 +539,11 @@ mod tests {
                         slots(a),
                         slots(b),
                         "{dims}D step {step}: cell {c} should hold the same members"
+                    );
+                    assert_eq!(
+                        a.members.capacity(),
+                        b.members.capacity(),
+                        "{dims}D step {step}: cell {c} should keep the same buffer (a lone walker's crowd-sized one is freed)"
                     );
                     if !a.members.is_empty() {
                         assert_eq!(
