@@ -107,6 +107,8 @@ impl AoiIndex {
                 self.grid.edit_member(cell, idx, |m| *m = member);
                 return;
             }
+            // Its own branch, not a flag on the one above: the flag cost every member that stays
+            // in its cell (uniform 10k, callgrind, 75.82 → 75.96 M instructions an update).
             if in_grid && self.grid.carry_lone_member(cell, key) {
                 let member = self.member(s);
                 self.grid.edit_member(cell, idx, |m| *m = member);
