@@ -142,7 +142,7 @@ impl Grid {
                 };
                 self.cells[c as usize].key = key;
                 self.map.insert(key, c);
-                self.link_neighbours(c, key);
+                self.link_neighbours(c, key, |_| false);
                 c
             }
         };
@@ -196,12 +196,7 @@ impl Grid {
         self.map.remove(&from);
         self.map.insert(key, c);
         self.cells[c as usize].key = key;
-        for k in self.neighbour_keys(key).filter(|&k| !next_door(k)) {
-            if let Some(&n) = self.map.get(&k) {
-                self.cells[n as usize].near.push(c);
-                self.cells[c as usize].near.push(n);
-            }
-        }
+        self.link_neighbours(c, key, next_door);
         true
     }
 
@@ -239,8 +234,10 @@ impl Grid {
             })
     }
 
-    fn link_neighbours(&mut self, c: u32, key: CellKey) {
-        for k in self.neighbour_keys(key) {
+    /// Links cell `c` (at `key`) and its occupied neighbours both ways, looking up every
+    /// neighbour but those `known_free`.
+    fn link_neighbours(&mut self, c: u32, key: CellKey, known_free: impl Fn(CellKey) -> bool) {
+        for k in self.neighbour_keys(key).filter(|&k| !known_free(k)) {
             if let Some(&n) = self.map.get(&k) {
                 self.cells[n as usize].near.push(c);
                 self.cells[c as usize].near.push(n);
