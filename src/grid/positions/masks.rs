@@ -148,7 +148,7 @@ fn lanes_within_both<const WITH_Z: bool>(
     #[expect(
         unsafe_code,
         reason = "the compiler's own vectorisation of this loop shuffled lanes (12-13 instructions \
-                  a member, 4-5 with this); measured with callgrind, see the README's performance notes"
+                  a member, 4-5 with this); measured with callgrind, see PERFORMANCE.md"
     )]
     // SAFETY: SSE is part of the x86_64 baseline, so every CPU this code runs on has these
     // instructions; each load reads exactly the four `f32`s of an array it is given by reference.
