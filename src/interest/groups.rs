@@ -24,6 +24,10 @@ pub(crate) struct Groups {
     /// Changed observers left out of the groups because they [see nobody](sees_nobody) (this
     /// update's count).
     pub alone: usize,
+    /// The changed slots that are not observers but saw something (their lists are not empty):
+    /// they stopped observing. In shortlist order; found by the same pass, so the engine does not
+    /// walk the shortlist and its slots again to find them.
+    pub stopped: Vec<u32>,
 }
 
 /// What [`Groups::group`] reads besides the grid: the slots, each slot's list (what it saw at
@@ -57,7 +61,8 @@ fn sees_nobody(grid: &Grid, observers: &Observers, s: u32, slot: &Slot) -> bool 
 
 impl Groups {
     /// Groups the observers among `changes` by cell, leaving out those that [see
-    /// nobody](sees_nobody). Only the first pass reads the cell records (each asked for a few
+    /// nobody](sees_nobody), and lists the changes that [stopped](Self::stopped) observing.
+    /// Only the first pass reads the cell records (each asked for a few
     /// changes ahead: in a sparse world every change has a cell of its own, scattered over the
     /// heap); the others run over the sort's own buffers.
     pub fn group(&mut self, grid: &mut Grid, observers: &Observers, changes: &[Change]) {
@@ -69,6 +74,7 @@ impl Groups {
         }
         self.cells.clear();
         self.grouped.clear();
+        self.stopped.clear();
         self.alone = 0;
         for (i, change) in changes.iter().enumerate() {
             if let Some(ahead) = changes.get(i + AHEAD) {
@@ -88,6 +94,8 @@ impl Groups {
                 }
                 self.cells[cell.group as usize].1 += 1;
                 self.grouped.push((i as u32, cell.group));
+            } else if !observers.lists[change.slot as usize].is_empty() {
+                self.stopped.push(change.slot);
             }
         }
         // Counts become starts.
