@@ -141,13 +141,14 @@ impl AoiIndex {
         }
     }
 
-    /// Records the turned slots of this tick's shortlist (before it is cleared).
-    pub(super) fn record_turns(&mut self) {
-        for ch in &self.changes {
-            if turned(ch, &self.slots[ch.slot as usize]) {
-                self.turned[ch.slot as usize] = self.turns.len() as u32;
-                self.turns.push(*ch);
-            }
+    /// Records the slot of change `i` of this tick's shortlist if it turned (before the end of
+    /// the tick resets the slot and clears the shortlist).
+    #[inline]
+    pub(super) fn record_if_turned(&mut self, i: usize) {
+        let ch = &self.changes[i];
+        if turned(ch, &self.slots[ch.slot as usize]) {
+            self.turned[ch.slot as usize] = self.turns.len() as u32;
+            self.turns.push(*ch);
         }
     }
 

@@ -314,8 +314,9 @@ impl AoiIndex {
     /// pass 1.4-1.5 ms → 0.22 ms and the settling 0.15-0.19 ms for uniform, 1.2 → 0.24 and
     /// 0.13-0.16 ms for `sparse_huge`; the moves after it unchanged within 0.25 ms.
     pub fn end_tick(&mut self) {
-        self.record_turns();
         for i in 0..self.changes.len() {
+            // In the same pass as the reset below, which does not change what turned.
+            self.record_if_turned(i);
             let s = self.changes[i].slot as usize;
             let slot = &mut self.slots[s];
             slot.on_shortlist = false;
