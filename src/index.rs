@@ -362,6 +362,12 @@ impl AoiIndex {
         }
     }
 
+    /// Whether every change on this tick's shortlist only stepped (none jumped). Valid from
+    /// [`Self::apply_changes`] to [`Self::end_tick`].
+    pub fn none_jumped(&self) -> bool {
+        self.stepped == self.changes.len()
+    }
+
     /// How many times the slots were renumbered since the index was built.
     pub fn renumbers(&self) -> usize {
         self.renumbered

@@ -340,6 +340,13 @@ fn scan_targets(scratch: &mut [TaskBuffers], index: &AoiIndex, changed_observers
     }
     let any_clean = index.observers > changed_observers;
     let view = View::of(index);
+    // With no clean observer, a target that only stepped has nothing to judge (`scan::target`
+    // returns at once for it; the view layer's touches it would add are already there, every
+    // observer having changed): where everyone moves and nobody jumped, that spares a pass
+    // over the shortlist and its slots.
+    if !any_clean && index.none_jumped() {
+        return;
+    }
     let changes = &index.changes[..];
     let (reach, wide) = (index.ordinary_reach(), &index.wide);
     let per_task = changes.len().div_ceil(tasks).max(1);
