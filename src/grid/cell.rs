@@ -38,10 +38,18 @@ pub(crate) struct Member {
 }
 
 /// A tower: the members in one cell.
+///
+/// Two cache lines, laid out so that what the grouping pass reads of every changed observer's
+/// cell (whether it holds one member and no occupied neighbour, and where: `key`, `members`,
+/// `near`) is the first.
 #[derive(Debug, Default)]
+#[repr(C, align(64))]
 pub(crate) struct Cell {
     pub key: CellKey,
     pub members: Vec<Member>,
+    /// The occupied cells adjacent to this one (up to 8 in 2D, 26 in 3D), kept as cells come
+    /// and go, so windows of one cell around it need no hash lookups.
+    pub near: Vec<u32>,
     /// The members' positions and radii again, in blocks of four, for vectorised distance
     /// tests.
     pub pos: Positions,
@@ -52,9 +60,6 @@ pub(crate) struct Cell {
     pub tag: u32,
     /// Scratch: while `tag` is current, the index of this cell's group of changed observers.
     pub group: u32,
-    /// The occupied cells adjacent to this one (up to 8 in 2D, 26 in 3D), kept as cells come
-    /// and go, so windows of one cell around it need no hash lookups.
-    pub near: Vec<u32>,
     /// Sorted-axes index only: what this tick did to the order of `members` until
     /// [`Grid::restore_order`](super::Grid::restore_order) runs.
     pub(super) disorder: Disorder,
@@ -63,6 +68,13 @@ pub(crate) struct Cell {
 /// How many members of a cell are [clean observers](Member::is_clean_observer), and how many of
 /// those have a rectangular view: a stepping target judges those whenever the disc around them
 /// holds it at either end, so a cell without them needs only the target's flips.
+// The layout `Cell` promises: what the grouping pass reads in the first cache line.
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(
+    size_of::<Cell>() == 128 && align_of::<Cell>() == 64 && core::mem::offset_of!(Cell, pos) == 64,
+    "a cell should be two cache lines, its key, members and neighbours in the first"
+);
+
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct CleanObservers {
     /// Clean observers.
