@@ -55,6 +55,10 @@ pub(crate) struct AoiIndex {
     /// [`Self::end_tick`] leaves them, since a slot that changes again gets a new member
     /// anyway, and [`Self::settle_members`] resets the others before the next update's scans.
     unsettled: Vec<u32>,
+    /// How many of `unsettled` are back on the shortlist this update (their
+    /// [`Slot::unsettled`] flag taken down as they were observed): when all are, there is
+    /// nothing to settle and no pass over them.
+    unsettled_back: usize,
     /// Per slot: where its start-of-update record is in `turns` if it turned this update
     /// ([`reasons`]), else `reasons::NOT_TURNED`.
     turned: Vec<u32>,
@@ -108,6 +112,7 @@ impl AoiIndex {
             spare_changes: Vec::new(),
             change_keys: KeySort::default(),
             unsettled: Vec::new(),
+            unsettled_back: 0,
             turned: Vec::new(),
             turns: Vec::new(),
             radii: BTreeMap::new(),
@@ -306,6 +311,11 @@ impl AoiIndex {
         }
         if !slot.on_shortlist {
             slot.on_shortlist = true;
+            if slot.unsettled {
+                // Its move writes a new member: nothing to settle.
+                slot.unsettled = false;
+                self.unsettled_back += 1;
+            }
             self.changes.push(Change {
                 slot: s,
                 old_in: slot.in_grid,

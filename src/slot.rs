@@ -39,6 +39,9 @@ pub(crate) struct Slot {
     pub has_position: bool,
     /// Whether the entity is on this tick's shortlist.
     pub on_shortlist: bool,
+    /// Whether its grid member still carries the last update's start position and step flags
+    /// (it is on the index's list of unsettled slots) and it has not changed again since.
+    pub unsettled: bool,
     /// Whether a bad-input warning was logged for it.
     pub warned: bool,
     /// Whether it is a wide observer ([`crate::wide`]): target scans test it from the wide list,
@@ -84,6 +87,7 @@ impl Slot {
             in_grid: false,
             has_position: true,
             on_shortlist: false,
+            unsettled: false,
             warned: false,
             wide: false,
             stepping: false,

@@ -324,6 +324,7 @@ impl AoiIndex {
             slot.jumped = false;
             slot.start_p = slot.p;
             if slot.cell != NO_CELL {
+                slot.unsettled = true;
                 self.unsettled.push(s as u32);
             }
             if !slot.has_position {
@@ -349,13 +350,28 @@ impl AoiIndex {
     /// Resets the grid members [`Self::end_tick`] left unsettled, except those of slots on this
     /// update's shortlist (their moves write new members): their start position becomes their
     /// position, and they step no more. Runs before the moves, so every scan of this update
-    /// reads settled members.
+    /// reads settled members. Change pickup counts the unsettled slots that are back on the
+    /// shortlist; when all are, this is `O(1)`.
     fn settle_members(&mut self) {
-        let settles = |slot: &Slot| !slot.on_shortlist && slot.cell != NO_CELL;
+        // Where everything that changed last update changed again (everyone moving, or the same
+        // few), there is nothing to settle: no pass over their slots.
+        debug_assert!(
+            self.unsettled_back <= self.unsettled.len(),
+            "only unsettled slots should be counted back"
+        );
+        let back = core::mem::take(&mut self.unsettled_back);
+        if back == self.unsettled.len() {
+            self.unsettled.clear();
+            return;
+        }
+        let settles = |slot: &Slot| slot.unsettled && slot.cell != NO_CELL;
         for i in 0..self.unsettled.len() {
             self.prefetch_grid_ahead(i, |i| self.unsettled.get(i).copied(), settles);
-            let slot = &self.slots[self.unsettled[i] as usize];
-            if settles(slot) {
+            let slot = &mut self.slots[self.unsettled[i] as usize];
+            let settled_now = settles(slot);
+            // Off the list, whichever way: the flag marks exactly the slots on it.
+            slot.unsettled = false;
+            if settled_now {
                 let (c, idx, r2, p) = (slot.cell, slot.member_index, slot.settled_r2(), slot.p);
                 self.grid.edit_member(c, idx, |m| {
                     m.r2 = r2;
