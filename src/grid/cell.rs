@@ -65,9 +65,6 @@ pub(crate) struct Cell {
     pub(super) disorder: Disorder,
 }
 
-/// How many members of a cell are [clean observers](Member::is_clean_observer), and how many of
-/// those have a rectangular view: a stepping target judges those whenever the disc around them
-/// holds it at either end, so a cell without them needs only the target's flips.
 // The layout `Cell` promises: what the grouping pass reads in the first cache line.
 #[cfg(target_pointer_width = "64")]
 const _: () = assert!(
@@ -75,6 +72,9 @@ const _: () = assert!(
     "a cell should be two cache lines, its key, members and neighbours in the first"
 );
 
+/// How many members of a cell are [clean observers](Member::is_clean_observer), and how many of
+/// those have a rectangular view: a stepping target judges those whenever the disc around them
+/// holds it at either end, so a cell without them needs only the target's flips.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct CleanObservers {
     /// Clean observers.

@@ -61,10 +61,10 @@ fn sees_nobody(grid: &Grid, observers: &Observers, s: u32, slot: &Slot) -> bool 
 
 impl Groups {
     /// Groups the observers among `changes` by cell, leaving out those that [see
-    /// nobody](sees_nobody), and lists the changes that [stopped](Self::stopped) observing.
-    /// Only the first pass reads the cell records (each asked for a few
-    /// changes ahead: in a sparse world every change has a cell of its own, scattered over the
-    /// heap); the others run over the sort's own buffers.
+    /// nobody](sees_nobody), and lists the changes that [stopped](Self::stopped) observing. Only
+    /// the first pass reads the cell records (each asked for a few changes ahead: in a sparse
+    /// world every change has a cell of its own, scattered over the heap); the others run over
+    /// the sort's own buffers.
     pub fn group(&mut self, grid: &mut Grid, observers: &Observers, changes: &[Change]) {
         let slots = observers.slots;
         self.tag = self.tag.wrapping_add(1);

@@ -11,7 +11,8 @@
 use bevy_ecs::entity::Entity;
 
 /// How many edits the room holds (seven make the edits 64 bytes, a cache line's worth; a room
-/// of three measured no better for the other workloads and worse for 5% moving, see `PERFORMANCE.md`).
+/// of three measured no better for the other workloads and worse for 5% moving, see
+/// `PERFORMANCE.md`).
 pub(crate) const ROOM: usize = 7;
 
 const _: () = assert!(ROOM <= 8, "the `removed` mask should have a bit for each edit");
