@@ -64,16 +64,11 @@ impl Grid {
     #[inline]
     pub(super) fn raw_key(&self, p: [f32; 3], instance: u32) -> CellKey {
         // `as` saturates, and the map from coordinate to key is monotone, which is all the window
-        // logic relies on.
-        core::array::from_fn(|i| {
-            if i < self.dims {
-                floor_to_i32(p[i] * self.inv)
-            } else if i == 3 {
-                instance as i32
-            } else {
-                0
-            }
-        })
+        // logic relies on. Written out axis by axis: `array::from_fn` with a branch per index
+        // compiled to a loop (callgrind, `sparse_huge` 50k, ~4 calls an entity and update).
+        let axis = |i: usize| floor_to_i32(p[i] * self.inv);
+        let z = if self.dims == 3 { axis(2) } else { 0 };
+        [axis(0), axis(1), z, instance as i32]
     }
 
     /// The cell of a projected point in an instance, clamped into the bounds if there are any.
@@ -85,7 +80,12 @@ impl Grid {
         let k = self.raw_key(p, instance);
         match &self.clamp {
             None => k,
-            Some(c) => core::array::from_fn(|i| if i < 3 { k[i].clamp(c.lo[i], c.hi[i]) } else { k[i] }),
+            Some(c) => [
+                k[0].clamp(c.lo[0], c.hi[0]),
+                k[1].clamp(c.lo[1], c.hi[1]),
+                k[2].clamp(c.lo[2], c.hi[2]),
+                k[3],
+            ],
         }
     }
 

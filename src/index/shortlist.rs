@@ -79,9 +79,19 @@ impl AoiIndex {
         };
         let mut largest = 0.0f32;
         self.stepped = 0;
+        // The new cell key of change `j` at `j % AHEAD`, from `AHEAD` changes before its move on,
+        // where its cell change is asked for ahead ([`Self::key_ahead`]).
+        let mut keys = [CellKey::default(); AHEAD];
+        for (j, key) in keys.iter_mut().enumerate().take(self.changes.len()) {
+            *key = self.key_ahead(j);
+        }
         for i in 0..self.changes.len() {
             if moves {
                 self.prefetch_grid_ahead(i, |i| self.changes.get(i).map(|ch| ch.slot), |_| true);
+            }
+            let key = keys[i % AHEAD];
+            if moves && i + AHEAD < self.changes.len() {
+                keys[i % AHEAD] = self.key_ahead(i + AHEAD);
             }
             self.update_always(i);
             if let Some(step) = self.classify_step(i, &steps) {
@@ -89,18 +99,33 @@ impl AoiIndex {
                 self.stepped += 1;
             }
             if moves {
-                self.move_one(self.changes[i].slot);
+                self.move_one(self.changes[i].slot, key);
             }
         }
         self.step_reach = largest * STEP_SLACK;
     }
 
-    /// Moves changed slot `s` in the grid (or edits its member in place).
+    /// The cell key of change `j`'s slot now. Computed `AHEAD` changes before its move, so
+    /// that the cell map's entries a cell change will look up are asked for then
+    /// ([`Grid::prefetch_cell_change`]; the slot and its cell record were asked for earlier by
+    /// [`Self::prefetch_grid_ahead`]). `sparse_huge` 50k, whose walkers carry about 4,400 cells
+    /// an update: see `PERFORMANCE.md`, stop 31.
     #[inline]
-    fn move_one(&mut self, s: u32) {
+    fn key_ahead(&self, j: usize) -> CellKey {
+        let slot = &self.slots[self.changes[j].slot as usize];
+        let key = self.grid.key(slot.p, slot.rules.instance);
+        if slot.in_grid && slot.cell != NO_CELL {
+            self.grid.prefetch_cell_change(slot.cell, key);
+        }
+        key
+    }
+
+    /// Moves changed slot `s` to the cell of `key`, the cell of its position now (or edits its
+    /// member in place).
+    #[inline]
+    fn move_one(&mut self, s: u32, key: CellKey) {
         let slot = &self.slots[s as usize];
-        let (in_grid, p, cell, idx) = (slot.in_grid, slot.p, slot.cell, slot.member_index);
-        let key = self.grid.key(p, slot.rules.instance);
+        let (in_grid, cell, idx) = (slot.in_grid, slot.cell, slot.member_index);
         if cell != NO_CELL {
             if in_grid && self.grid.cells[cell as usize].key == key {
                 let member = self.member(s);
