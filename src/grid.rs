@@ -7,20 +7,21 @@
 //! of the pair engine is shared, and scans narrow each cell to the slab within reach.
 //!
 //! Here: inserts, removals and edits. What a cell holds is in [`cell`], the map from key to cell
-//! in [`cell_map`], cell keys and windows in [`window`].
-
-use smallvec::SmallVec;
+//! in [`cell_map`], the links between neighbouring cells in [`neighbours`], cell keys and windows
+//! in [`window`].
 
 use crate::config::{AoiBounds, IndexKind};
 
 mod axes;
 mod cell;
 mod cell_map;
+mod neighbours;
 mod positions;
 mod window;
 
 pub(crate) use cell::{Cell, Member};
 use cell_map::CellMap;
+use neighbours::next_door;
 pub(crate) use positions::{FlipShape, Positions};
 pub(crate) use window::Window;
 
@@ -218,88 +219,6 @@ impl Grid {
         self.free.push(c);
     }
 
-    /// Calls `f` with the key of each cell adjacent to `key`, in `z`, `y`, `x` order, skipping
-    /// those past the `i32` range and, given the key a lone cell is carried `from`, those
-    /// adjacent to `from` (free, as `from` had no occupied neighbour) and `from` itself. Loops
-    /// written out: the iterator chain they replace cost about 600 instructions a carried cell
-    /// (callgrind, `sparse_huge` 50k).
-    #[inline]
-    fn for_each_neighbour(&self, key: CellKey, from: Option<CellKey>, mut f: impl FnMut(CellKey)) {
-        let dz = i32::from(self.dims == 3);
-        for z in -dz..=dz {
-            for y in -1..=1 {
-                for x in -1..=1 {
-                    if [x, y, z] == [0, 0, 0] {
-                        continue;
-                    }
-                    let (Some(kx), Some(ky), Some(kz)) =
-                        (key[0].checked_add(x), key[1].checked_add(y), key[2].checked_add(z))
-                    else {
-                        continue;
-                    };
-                    let k = [kx, ky, kz, key[3]];
-                    if !from.is_some_and(|from| next_door(from, k)) {
-                        f(k);
-                    }
-                }
-            }
-        }
-    }
-
-    /// Links cell `c` (at `key`) and its occupied neighbours both ways, looking up every
-    /// neighbour but those known to be free (given the key `c` was carried `from`:
-    /// [`Self::for_each_neighbour`]).
-    fn link_neighbours(&mut self, c: u32, key: CellKey, from: Option<CellKey>) {
-        let mut found: SmallVec<[u32; 8]> = SmallVec::new();
-        self.for_each_neighbour(key, from, |k| found.extend(self.map.get(&self.cells, k)));
-        for n in found {
-            self.cells[n as usize].near.push(c);
-            self.cells[c as usize].near.push(n);
-        }
-    }
-
-    fn unlink_neighbours(&mut self, c: u32) {
-        let near = core::mem::take(&mut self.cells[c as usize].near);
-        for &n in &near {
-            let theirs = &mut self.cells[n as usize].near;
-            let at = theirs
-                .iter()
-                .position(|&x| x == c)
-                .expect("neighbour links should be mutual");
-            theirs.swap_remove(at);
-        }
-        drop(near);
-    }
-
-    /// Like [`Self::cells_in`], for a window around the occupied cell `c`: when the window
-    /// reaches no farther than the adjacent cells, it is answered from `c`'s neighbour list
-    /// without hashing.
-    pub fn cells_around(&self, c: u32, w: &Window, out: &mut Vec<u32>) {
-        let cell = &self.cells[c as usize];
-        let k = cell.key;
-        if !w.within_one_cell_of(k) {
-            self.cells_in(w, out);
-            return;
-        }
-        if w.contains(k) {
-            out.push(c);
-        }
-        for &n in &cell.near {
-            if w.contains(self.cells[n as usize].key) {
-                out.push(n);
-            }
-        }
-    }
-
-    /// Whether window `w` around a point of occupied cell `c` holds no member but `c`'s only one:
-    /// `c` has one member and no occupied neighbour, and `w` reaches no farther than the cells
-    /// adjacent to `c`. `O(1)`: reads `c`'s record only.
-    #[inline]
-    pub fn holds_one_member_only(&self, c: u32, w: &Window) -> bool {
-        let cell = &self.cells[c as usize];
-        cell.members.len() == 1 && cell.near.is_empty() && w.within_one_cell_of(cell.key)
-    }
-
     /// Hints the CPU to bring cell `c`'s record into cache (nothing for [`NO_CELL`]): the first
     /// of two steps, the record holding where the members are.
     #[inline]
@@ -356,13 +275,6 @@ impl Grid {
             self.disturb(c, |_| ());
         }
     }
-}
-
-/// Whether cells `a` and `b` are the same or adjacent (in one instance, at most one apart on
-/// every axis).
-#[inline]
-fn next_door(a: CellKey, b: CellKey) -> bool {
-    a[3] == b[3] && (0..3).all(|i| (i64::from(a[i]) - i64::from(b[i])).abs() <= 1)
 }
 
 /// Squared distance between two projected points. Every distance decision for a radius goes
@@ -599,36 +511,5 @@ mod tests {
                 "{dims}D: many steps should be carries of lone walkers, saw {carries}"
             );
         }
-    }
-
-    #[test]
-    fn neighbour_lists_follow_cells_and_answer_adjacent_windows() {
-        let mut grid = Grid::new(10.0, 2, None, IndexKind::Grid);
-        let m = |slot| member(slot, -1.0);
-        let (a, ia) = grid.insert([0, 0, 0, 0], m(0));
-        let (b, _) = grid.insert([1, 1, 0, 0], m(1));
-        let (c, _) = grid.insert([2, 0, 0, 0], m(2));
-        assert_eq!(
-            grid.cells[a as usize].near,
-            vec![b],
-            "diagonal neighbours should be linked"
-        );
-        assert_eq!(grid.cells[b as usize].near, vec![a, c], "b touches both");
-        let mut out = Vec::new();
-        grid.cells_around(b, &grid.window([15.0, 15.0, 0.0], 9.0, 0), &mut out);
-        assert_eq!(
-            out,
-            vec![b, a, c],
-            "an adjacent window should list b and its occupied neighbours"
-        );
-        grid.remove(a, ia);
-        assert_eq!(grid.cells[b as usize].near, vec![c], "a freed cell should be unlinked");
-        out.clear();
-        grid.cells_around(b, &grid.window([15.0, 15.0, 0.0], 30.0, 0), &mut out);
-        assert_eq!(
-            out,
-            vec![b, c],
-            "a wider window should fall back to walking the occupied cells"
-        );
     }
 }
