@@ -1,0 +1,355 @@
+//! The report's other tables: the two indexes side by side, mixed radii, rectangles, the rules'
+//! cost, `InterestSet::contains`, scale, and the view model (each selected by its filter word).
+
+use std::{hash::Hasher, time::Instant};
+
+use bevy_aoi::prelude::*;
+use bevy_ecs::{message::MessageCursor, prelude::*};
+
+use super::{SEED, WARMUP, median, time_app, time_app_with, timed};
+use crate::workload::{self, Kind, R, Walkers};
+
+/// The two indexes side by side on every workload, one thread: the movement-only, grid and
+/// sorted-axes apps are updated in turn every tick; each index's own cost, their ratio, and
+/// whether both ended with the same sets. "mixed" adds 10 static observers of radius 1000 to
+/// uniform 10k; "3d" gives uniform 10k heights over an eighth of the map side, with
+/// `Plane::XYZ`.
+pub(crate) fn index_cost(ticks: usize) {
+    println!();
+    println!("| workload, 1 thread | grid own | sorted axes own | sorted axes / grid | same sets |");
+    println!("|---|---|---|---|---|");
+    let plan = [
+        ("uniform1000", Kind::Uniform, 1_000),
+        ("uniform10000", Kind::Uniform, 10_000),
+        ("uniform50000", Kind::Uniform, 50_000),
+        ("crowded2000", Kind::Crowded, 2_000),
+        ("sparse_huge50000", Kind::SparseHuge, 50_000),
+        ("moving5_50000", Kind::Moving(5), 50_000),
+        ("static50000", Kind::Static, 50_000),
+        ("mixed10000", Kind::Uniform, 10_000),
+        ("3d10000", Kind::Uniform, 10_000),
+    ];
+    for (name, kind, n) in plan {
+        let walkers = Walkers::new(kind, n, SEED);
+        let side = walkers.side() as f32;
+        let (mixed, xyz) = (name.starts_with("mixed"), name.starts_with("3d"));
+        let make = |index: Option<IndexKind>| {
+            let plugin = index.map(|index| AoiPlugin {
+                index,
+                plane: if xyz { Plane::XYZ } else { Plane::XY },
+                ..Default::default()
+            });
+            let aoi = plugin.is_some();
+            let mut app = workload::app_with_plugin(walkers.clone(), plugin, false);
+            if aoi {
+                app.insert_resource(AoiSettings {
+                    parallel: false,
+                    ..Default::default()
+                });
+                if mixed {
+                    workload::add_towers(&mut app, side, 10, 1000.0, false);
+                }
+            }
+            if xyz {
+                workload::lift(&mut app, side);
+            }
+            app
+        };
+        let mut apps = [
+            make(None),
+            make(Some(IndexKind::Grid)),
+            make(Some(IndexKind::SortedAxes)),
+        ];
+        let t = time_interleaved(&mut apps, ticks);
+        let (grid, axes) = (t[1] - t[0], t[2] - t[0]);
+        let same = sets_digest(&mut apps[1]) == sets_digest(&mut apps[2]);
+        println!("| {name} | {grid:.3} ms | {axes:.3} ms | {:.2} | {same} |", axes / grid);
+    }
+}
+
+/// A digest of every observer's `InterestSet` (in query order, which spawning the same
+/// entities the same way makes the same).
+fn sets_digest(app: &mut bevy_app::App) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    let world = app.world_mut();
+    for (e, set) in world.query::<(Entity, &InterestSet)>().iter(world) {
+        hasher.write_u64(e.to_bits());
+        set.iter().for_each(|t| hasher.write_u64(t.to_bits()));
+        hasher.write_u64(u64::MAX);
+    }
+    hasher.finish()
+}
+
+/// Updates every app once per tick, in turn, timing each; returns each app's median per tick.
+fn time_interleaved(apps: &mut [bevy_app::App], ticks: usize) -> Vec<f64> {
+    let mut times = vec![Vec::with_capacity(ticks); apps.len()];
+    for tick in 0..WARMUP + ticks {
+        for (app, times) in apps.iter_mut().zip(&mut times) {
+            let t = Instant::now();
+            app.update();
+            if tick >= WARMUP {
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+    }
+    times.into_iter().map(median).collect()
+}
+
+/// Mixed view radii: uniform 10k at radius 100 plus `k` observers of radius `R_big` (up to
+/// unlimited), static or walking, against the same world without them (default plugin
+/// settings, one thread; the movement-only, plain and mixed apps are updated in turn every
+/// tick).
+pub(crate) fn mixed_cost(ticks: usize) {
+    let n = 10_000;
+    let walkers = Walkers::new(Kind::Uniform, n, SEED);
+    println!();
+    println!("| uniform {n} + k observers of radius R_big, 1 thread | bevy_aoi own | without them | ratio | target |");
+    println!("|---|---|---|---|---|");
+    for (k, r_big, walking) in [
+        (10, 1000.0, false),
+        (2, 3000.0, false),
+        (10, 1000.0, true),
+        (2, 3000.0, true),
+        // Unlimited views (game masters, spectators): they see all 10k.
+        (2, f32::INFINITY, false),
+        (2, f32::INFINITY, true),
+    ] {
+        let mut apps = [
+            workload::app(walkers.clone(), false),
+            workload::app(walkers.clone(), true),
+            workload::app_mixed(walkers.clone(), k, r_big, walking),
+        ];
+        for app in &mut apps[1..] {
+            app.insert_resource(AoiSettings {
+                parallel: false,
+                ..Default::default()
+            });
+        }
+        let t = time_interleaved(&mut apps, ticks);
+        let (plain, mixed) = (t[1] - t[0], t[2] - t[0]);
+        let how = if walking { "walking" } else { "static" };
+        println!(
+            "| k = {k}, R_big = {r_big}, {how} | {mixed:.3} ms | {plain:.3} ms | {:.2} | ≤ 1.3 |",
+            mixed / plain
+        );
+    }
+}
+
+/// Rectangular views (`ViewRect`): uniform 10k where every observer sees a rectangle of the
+/// same area as the disc of radius `R` (a square, and a 16:9 screen), against the same world
+/// with discs (one thread; the movement-only, disc and rectangle apps are updated in turn).
+pub(crate) fn rect_cost(ticks: usize) {
+    let n = 10_000;
+    let walkers = Walkers::new(Kind::Uniform, n, SEED);
+    // Same area as the disc: 4 hw hh = pi R^2.
+    let square = R * core::f32::consts::PI.sqrt() / 2.0;
+    let (w16, h9) = (square * (16.0f32 / 9.0).sqrt(), square * (9.0f32 / 16.0).sqrt());
+    let mut apps = [
+        workload::app(walkers.clone(), false),
+        workload::app(walkers.clone(), true),
+        workload::app_rects(walkers.clone(), [square, square]),
+        workload::app_rects(walkers.clone(), [w16, h9]),
+    ];
+    for app in &mut apps[1..] {
+        app.insert_resource(AoiSettings {
+            parallel: false,
+            ..Default::default()
+        });
+    }
+    let t = time_interleaved(&mut apps, ticks);
+    let disc = t[1] - t[0];
+    println!();
+    println!("| uniform {n}, every observer's view, same area, 1 thread | bevy_aoi own | / disc |");
+    println!("|---|---|---|");
+    println!("| disc, radius {R} | {disc:.3} ms | 1.00 |");
+    for (name, own) in [
+        (format!("square, half side {square:.1}"), t[2] - t[0]),
+        (format!("16:9, half extents {w16:.1} x {h9:.1}"), t[3] - t[0]),
+    ] {
+        println!("| {name} | {own:.3} ms | {:.2} |", own / disc);
+    }
+}
+
+/// The cost of the visibility rules: uniform 10k with 10% players, 80% monsters, 10% items
+/// (layers), against the same workload without rules. One thread.
+pub(crate) fn rules_cost(ticks: usize) {
+    let n = 10_000;
+    let walkers = Walkers::new(Kind::Uniform, n, SEED);
+    let (movement, _, _) = time_app(&walkers, false, false, ticks);
+    let (plain, cp, _) = time_app_with(&walkers, true, false, false, ticks);
+    let (rules, cr, _) = time_app_with(&walkers, true, false, true, ticks);
+    println!();
+    println!("| uniform {n}, 1 thread | bevy_aoi own | enters+leaves per tick |");
+    println!("|---|---|---|");
+    let per_tick = |c: (usize, usize)| (c.0 + c.1) / ticks;
+    println!("| no rules | {:.3} ms | {} |", plain - movement, per_tick(cp));
+    println!(
+        "| layers: 10% players, 80% monsters, 10% items | {:.3} ms | {} |",
+        rules - movement,
+        per_tick(cr)
+    );
+    println!("rules / no rules: {:.2}", (rules - movement) / (plain - movement));
+}
+
+/// `InterestSet::contains` (a binary search in the sorted set) beside a linear scan of its
+/// targets (`iter().any`), on the real sets of uniform 10k (~78 targets) and crowded 2k
+/// (~2000), asking for every observer a target it sees and one it does not.
+pub(crate) fn contains_cost() {
+    println!();
+    println!("| sets of | targets per set | `contains` | linear scan | scan / contains |");
+    println!("|---|---|---|---|---|");
+    for (kind, n) in [(Kind::Uniform, 10_000), (Kind::Crowded, 2_000)] {
+        let mut app = workload::app(Walkers::new(kind, n, SEED), true);
+        app.update();
+        let world = app.world_mut();
+        let sets: Vec<InterestSet> = world.query::<&InterestSet>().iter(world).cloned().collect();
+        let absent = world.spawn_empty().id();
+        let probes: Vec<(usize, Entity)> = sets
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| [(i, s.iter().nth(s.len() / 2).unwrap_or(absent)), (i, absent)])
+            .collect();
+        let average = sets.iter().map(InterestSet::len).sum::<usize>() / sets.len().max(1);
+        let time = |f: &dyn Fn(&InterestSet, Entity) -> bool| {
+            let runs: Vec<f64> = (0..7)
+                .map(|_| {
+                    let t = Instant::now();
+                    let hits = probes.iter().filter(|&&(i, e)| f(&sets[i], e)).count();
+                    std::hint::black_box(hits);
+                    t.elapsed().as_secs_f64() * 1e9 / probes.len() as f64
+                })
+                .collect();
+            median(runs)
+        };
+        let fast = time(&|s, e| s.contains(e));
+        let slow = time(&|s, e| s.iter().any(|t| t == e));
+        println!(
+            "| {} {n} | {average} | {fast:.1} ns | {slow:.1} ns | {:.1} |",
+            kind.name(),
+            slow / fast
+        );
+    }
+}
+
+/// Scale: 200k entities all moving and 1M entities of which 1% move (uniform density), one
+/// thread; per-update time (movement-only and AOI apps updated in turn), the first update, and
+/// the index's bytes per entity.
+pub(crate) fn scale_cost(ticks: usize) {
+    println!();
+    println!("| scale, 1 thread | first update | bevy_aoi own per update | index bytes per entity |");
+    println!("|---|---|---|---|");
+    for (kind, n, name) in [
+        (Kind::Uniform, 200_000, "200k, all moving"),
+        (Kind::Moving(1), 1_000_000, "1M, 1% moving"),
+    ] {
+        let walkers = Walkers::new(kind, n, SEED);
+        let mut apps = [workload::app(walkers.clone(), false), workload::app(walkers, true)];
+        apps[1].insert_resource(AoiSettings {
+            parallel: false,
+            ..Default::default()
+        });
+        let first = timed(|| apps[1].update()).0;
+        apps[0].update();
+        let t = time_interleaved(&mut apps, ticks);
+        let bytes = apps[1].world().aoi_index_bytes();
+        println!(
+            "| {name} | {first:.0} ms | {:.1} ms | {:.0} |",
+            t[1] - t[0],
+            bytes as f64 / n as f64
+        );
+    }
+}
+
+/// The view model's cost: uniform 10k where every observer has one feature (or all three),
+/// against the same world without them (one thread; the movement-only, plain and featured apps
+/// are updated in turn every tick).
+pub(crate) fn view_model_cost(ticks: usize) {
+    let n = 10_000;
+    let walkers = Walkers::new(Kind::Uniform, n, SEED);
+    let hysteresis = ViewHysteresis {
+        margin: R * 0.1,
+        linger_ticks: 3,
+    };
+    let tiers = || ViewTiers::new([R / 3.0, R * 2.0 / 3.0]);
+    let mut apps = [
+        workload::app(walkers.clone(), false),
+        workload::app(walkers.clone(), true),
+        workload::app(walkers.clone(), true),
+        workload::app(walkers.clone(), true),
+        workload::app(walkers.clone(), true),
+        workload::app(walkers.clone(), true),
+    ];
+    workload::add_to_observers(&mut apps[2], hysteresis);
+    workload::add_to_observers(&mut apps[3], EnterBudget(8));
+    workload::add_to_observers(&mut apps[4], tiers());
+    workload::add_to_observers(&mut apps[5], (hysteresis, EnterBudget(8), tiers()));
+    for app in &mut apps[1..] {
+        app.insert_resource(AoiSettings {
+            parallel: false,
+            ..Default::default()
+        });
+    }
+    let t = time_interleaved(&mut apps, ticks);
+    let plain = t[1] - t[0];
+    println!();
+    println!("| uniform {n}, every observer with, 1 thread | bevy_aoi own | / all off |");
+    println!("|---|---|---|");
+    println!("| nothing (all off) | {plain:.3} ms | 1.00 |");
+    for (name, own) in [
+        (format!("ViewHysteresis (margin {}, linger 3)", R * 0.1), t[2] - t[0]),
+        ("EnterBudget(8)".to_string(), t[3] - t[0]),
+        (format!("ViewTiers [{:.1}, {:.1}]", R / 3.0, R * 2.0 / 3.0), t[4] - t[0]),
+        ("all three".to_string(), t[5] - t[0]),
+    ] {
+        println!("| {name} | {own:.3} ms | {:.2} |", own / plain);
+    }
+}
+
+/// An observer teleports into a crowd of 2,000 (crowded 2000, everyone within everyone's
+/// radius): how many targets enter its view in each of the next updates, with and without an
+/// `EnterBudget`.
+pub(crate) fn crowd_teleport() {
+    let walkers = Walkers::new(Kind::Crowded, 2_000, SEED);
+    let side = walkers.side() as f32;
+    println!();
+    println!(
+        "| a visitor teleports into crowded 2000 | enters per update, updates 1, 2, 3, ... | updates until all in | peak enters for it |"
+    );
+    println!("|---|---|---|---|");
+    for budget in [None, Some(500), Some(100)] {
+        let mut app = workload::app(walkers.clone(), true);
+        let visitor = app
+            .world_mut()
+            .spawn((Position::new(side * 100.0, side * 100.0), ViewRange::new(R)))
+            .id();
+        if let Some(b) = budget {
+            app.world_mut().entity_mut(visitor).insert(EnterBudget(b));
+        }
+        for _ in 0..WARMUP {
+            app.update();
+        }
+        *app.world_mut().get_mut::<Position>(visitor).unwrap() = Position::new(side / 2.0, side / 2.0);
+        let mut per_update = Vec::new();
+        let mut cursor = MessageCursor::<EnterView>::default();
+        let world = app.world();
+        cursor.read(world.resource::<Messages<EnterView>>()).for_each(drop);
+        for _ in 0..40 {
+            app.update();
+            let world = app.world();
+            let enters = cursor.read(world.resource::<Messages<EnterView>>());
+            per_update.push(enters.filter(|m| m.observer == visitor).count());
+            if world.get::<InterestSet>(visitor).unwrap().waiting() == 0 {
+                break;
+            }
+        }
+        let name = budget.map_or("no budget".to_string(), |b| format!("EnterBudget({b})"));
+        let first: Vec<String> = per_update.iter().take(8).map(ToString::to_string).collect();
+        let more = if per_update.len() > 8 { ", ..." } else { "" };
+        println!(
+            "| {name} | {}{more} | {} | {} |",
+            first.join(", "),
+            per_update.len(),
+            per_update.iter().max().unwrap_or(&0)
+        );
+    }
+}
