@@ -80,13 +80,14 @@ impl Grid {
         }
     }
 
-    /// Whether window `w` around a point of occupied cell `c` holds no member but `c`'s only one:
-    /// `c` has one member and no occupied neighbour, and `w` reaches no farther than the cells
-    /// adjacent to `c`. `O(1)`: reads `c`'s record only.
+    /// Whether the window of `reach` around `p`, a point of occupied cell `c`
+    /// ([`Self::window_axes`]), holds no member but `c`'s only one: `c` has one member and no
+    /// occupied neighbour, and the window reaches no farther than the cells adjacent to `c`
+    /// ([`Self::window_within_one_cell`]). `O(1)`: reads `c`'s record only.
     #[inline]
-    pub fn holds_one_member_only(&self, c: u32, w: &Window) -> bool {
+    pub fn holds_one_member_only(&self, c: u32, p: [f32; 3], reach: [f32; 3]) -> bool {
         let cell = &self.cells[c as usize];
-        cell.members.len() == 1 && cell.near.is_empty() && w.within_one_cell_of(cell.key)
+        cell.members.len() == 1 && cell.near.is_empty() && self.window_within_one_cell(p, reach, cell.key)
     }
 }
 

@@ -119,6 +119,33 @@ impl Grid {
         }
     }
 
+    /// Whether [`Self::window_axes`]`(p, reach, ..)` reaches no farther than the cells adjacent
+    /// to `key`, the cell of `p` ([`Window::within_one_cell_of`]): the same answer, without
+    /// turning the window's corners into keys. Each corner coordinate `y` is computed as there,
+    /// then compared with the cell's neighbours' bounds as floats, since `floor(y) >= n` exactly
+    /// when `y >= n` for a whole `n` (below 2^23, `n` is exact as an `f32`; farther out the keys
+    /// are computed, though the margin alone keeps such a window wider than three cells). Every
+    /// changed observer alone in a sparse world asks this each update (`sparse_huge` 50k:
+    /// measured in `PERFORMANCE.md`, stop 31).
+    #[inline]
+    pub fn window_within_one_cell(&self, p: [f32; 3], reach: [f32; 3], key: CellKey) -> bool {
+        let exact = |k: i32| k.unsigned_abs() < 1 << 23;
+        if self.kind == IndexKind::SortedAxes || self.clamp.is_some() || !key[..3].iter().all(|&k| exact(k)) {
+            return self.window_axes(p, reach, key[3] as u32).within_one_cell_of(key);
+        }
+        let within = (0..self.dims).all(|i| {
+            let (r, m) = (reach[i], margin(p[i], reach[i]));
+            let (lo, hi) = ((p[i] - r - m) * self.inv, (p[i] + r + m) * self.inv);
+            lo >= (key[i] - 1) as f32 && hi < (key[i] + 2) as f32
+        });
+        debug_assert_eq!(
+            within,
+            self.window_axes(p, reach, key[3] as u32).within_one_cell_of(key),
+            "the float comparison should answer as the window's keys do"
+        );
+        within
+    }
+
     /// The window of every point inside cell `key`, widened by `r` (used to scan once for all
     /// observers of one cell): the union of [`Self::window`] around the cell's low and high
     /// corners, computed from those two corners' keys only (the window logic is monotone).
@@ -229,6 +256,91 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_window_is_known_within_one_cell_as_its_keys_would_tell() {
+        // Sides, points and reaches drawn so that corners often land on cell borders (whole
+        // multiples of the side, reaches of whole sides and just under), in 2D and 3D, far from
+        // the origin and near the 2^23 limit of the float comparison, with bounds (which clamp
+        // keys) and without.
+        let mut state = 5u64;
+        let mut next = |n: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        };
+        let (mut within, mut checked) = (0, 0);
+        for case in 0..20_000 {
+            let side = [1.0, 0.37, 10.0, 106.25, 1.0e4][next(5) as usize];
+            let dims = 2 + next(2) as usize;
+            let bounds = (next(4) == 0).then(|| AoiBounds {
+                min: [-50.0 * side; 3],
+                max: [50.0 * side; 3],
+            });
+            let grid = Grid::new(side, dims, bounds, IndexKind::Grid);
+            let far = [0.0, 1.0e3, 8.0e6, -8.4e6][next(4) as usize];
+            let p: [f32; 3] = core::array::from_fn(|i| {
+                if i >= dims {
+                    return 0.0;
+                }
+                let whole = (far + next(40) as f32 - 20.0) * side;
+                [
+                    whole,
+                    whole + side * next(100) as f32 / 100.0,
+                    whole - f32::EPSILON * whole.abs(),
+                ][next(3) as usize]
+            });
+            let reach: [f32; 3] = core::array::from_fn(|_| {
+                let r = side * next(5) as f32 / 4.0;
+                [r, r * (1.0 - f32::EPSILON), r + side * 1.0e-3, f32::INFINITY][next(4) as usize]
+            });
+            let key = grid.key(p, 3);
+            let want = grid.window_axes(p, reach, 3).within_one_cell_of(key);
+            // The function asserts the same in debug builds; ask it here in release ones too.
+            assert_eq!(
+                grid.window_within_one_cell(p, reach, key),
+                want,
+                "case {case}: side {side}, {dims}D, p {p:?}, reach {reach:?}: should answer as the keys do"
+            );
+            within += usize::from(want);
+            checked += 1;
+        }
+        assert!(
+            within > checked / 10 && within < checked * 9 / 10,
+            "the cases should often be within one cell and often not ({within} of {checked})"
+        );
+        // Reaches stepped an ulp at a time across the one that puts a corner exactly on the
+        // border of the neighbouring cell (the equality case of each comparison).
+        let mut on_border = 0;
+        for side in [1.0f32, 0.37, 106.25] {
+            let grid = Grid::new(side, 2, None, IndexKind::Grid);
+            for p in [[0.5 * side, 0.25 * side, 0.0], [1.0e3 * side + 0.3, -7.0 * side, 0.0]] {
+                let key = grid.key(p, 0);
+                for corner in [p[0] - key[0] as f32 * side, (key[0] + 1) as f32 * side - p[0]] {
+                    let mut r = corner + side - margin(p[0], corner + side);
+                    for _ in 0..64 {
+                        r = r.next_down();
+                    }
+                    for _ in 0..128 {
+                        let reach = [r, 0.0, 0.0];
+                        let (lo, hi) = (
+                            (p[0] - r - margin(p[0], r)) * grid.inv,
+                            (p[0] + r + margin(p[0], r)) * grid.inv,
+                        );
+                        on_border += usize::from(lo == (key[0] - 1) as f32 || hi == (key[0] + 2) as f32);
+                        assert_eq!(
+                            grid.window_within_one_cell(p, reach, key),
+                            grid.window_axes(p, reach, 0).within_one_cell_of(key),
+                            "side {side}, p {p:?}, reach {r}: should answer as the keys do on the border"
+                        );
+                        r = r.next_up();
+                    }
+                }
+            }
+        }
+        assert!(on_border > 0, "some reaches should put a corner exactly on a border");
     }
 
     #[test]

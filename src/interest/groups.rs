@@ -55,8 +55,7 @@ fn sees_nobody(grid: &Grid, observers: &Observers, s: u32, slot: &Slot) -> bool 
     if observers.always.contains_key(&slot.rules.instance) {
         return false;
     }
-    let window = grid.window_axes(slot.p, slot.view_extent(), slot.rules.instance);
-    grid.holds_one_member_only(slot.cell, &window)
+    grid.holds_one_member_only(slot.cell, slot.p, slot.view_extent())
 }
 
 impl Groups {
