@@ -5,9 +5,9 @@ use bevy_ecs::{entity::Entity, world::World};
 
 use crate::{
     components::{InterestSet, ViewRange, ViewRect},
-    grid::dist2,
     index::AoiIndex,
     rules::AoiVisibility,
+    visibility::dist2,
     visibility::sees,
 };
 

@@ -277,17 +277,6 @@ impl Grid {
     }
 }
 
-/// Squared distance between two projected points. Every distance decision for a radius goes
-/// through this one function (by way of [`within`](crate::visibility::within)), so the same pair
-/// always gets the same answer.
-#[inline(always)]
-pub(crate) fn dist2(a: [f32; 3], b: [f32; 3]) -> f32 {
-    let dx = a[0] - b[0];
-    let dy = a[1] - b[1];
-    let dz = a[2] - b[2];
-    dx * dx + dy * dy + dz * dz
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,7 +26,7 @@ use crate::{
     prefetch::prefetch,
     radix::KeySort,
     slot::{Change, Sight, Slot, bad_input, observer_of},
-    visibility::{ObserverState, Rules, observer_region, observer_slab, rect_r2, sees},
+    visibility::{ObserverState, Rules, rect_r2, sees},
     wide::WideObservers,
 };
 
@@ -151,7 +151,7 @@ impl AoiIndex {
     pub fn observers_seeing(&self, s: u32, cells: &mut Vec<u32>, out: &mut Vec<Entity>) {
         let t = self.slots[s as usize].target();
         cells.clear();
-        if let Some(w) = observer_region(&self.grid, &t, self.ordinary_reach()) {
+        if let Some(w) = self.grid.observer_region(&t, self.ordinary_reach()) {
             self.grid.cells_in(&w, cells);
         }
         for &c in cells.iter() {
@@ -162,7 +162,10 @@ impl AoiIndex {
             } else {
                 0
             };
-            let near = observer_slab(&self.grid, c, hint, &t, self.ordinary_reach()).unwrap_or(0..0);
+            let near = self
+                .grid
+                .observer_slab(c, hint, &t, self.ordinary_reach())
+                .unwrap_or(0..0);
             // Observers the view layer owns are the layer's to list. A member may still carry
             // the last update's radius ([`Self::end_tick`]): its slot's settled one counts.
             let found = (cell.members[near].iter()).filter(|m| m.slot != s && !self.shown_by_layer(m.slot));

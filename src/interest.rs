@@ -47,7 +47,7 @@ mod groups;
 mod pairs;
 mod sets;
 
-use bevy_ecs::{entity::Entity, system::Query};
+use bevy_ecs::{entity::Entity, resource::Resource, system::Query};
 use bevy_tasks::TaskPool;
 use smallvec::SmallVec;
 
@@ -59,6 +59,7 @@ use sets::SetVisits;
 use crate::{
     components::InterestSet,
     index::AoiIndex,
+    prefetch::prefetch,
     scan::{self, Out, TaskBuffers, View},
     slot::Change,
     watch::WatchTracker,
@@ -91,6 +92,19 @@ pub(crate) struct PairEngine {
 /// The `InterestSet`s the engine writes (changed observers' and, replaying edits, unchanged
 /// ones'), with their entities.
 pub(crate) type Sets<'w, 's> = Query<'w, 's, (Entity, &'static mut InterestSet)>;
+
+/// The pair engine as the plugin's resource (its buffers are reused every update).
+#[derive(Resource, Default)]
+pub(crate) struct AoiPairEngine(pub PairEngine);
+
+/// Looks up `entity`'s `InterestSet` (the lookup's own loads are not waited for: nothing
+/// depends on them) and hints the CPU to bring the component into cache.
+#[inline(always)]
+fn prefetch_set(sets: &Sets, entity: Entity) {
+    if let Ok((_, set)) = sets.get(entity) {
+        prefetch(core::slice::from_ref(set));
+    }
+}
 
 /// How the work is split between tasks.
 #[derive(Clone, Copy)]

@@ -11,14 +11,11 @@ use crate::{
     components::PendingRemovals,
     config::{AoiBounds, CellSize, IndexKind, Plane, validate},
     index::AoiIndex,
-    interest::PairEngine,
+    interest::{AoiPairEngine, PairEngine},
     messages::{EnterView, LeaveView, TierChanged},
     rules::{PendingWatchers, WatchedRule},
     settings::{AoiSettings, AoiStats},
-    systems::{
-        AoiPairEngine, compute_interest, trigger_messages, update_index, update_watched, update_watchers,
-        write_messages,
-    },
+    systems::{compute_interest, trigger_messages, update_index, update_watched, update_watchers, write_messages},
     view_model::layer::{ViewLayer, update_view_layer},
     watch::WatchTracker,
 };

@@ -6,10 +6,6 @@
 //! about 10% slower on an AMD EPYC (stop 24, uniform 50k, one thread). Hints only: no effect on
 //! results.
 
-use bevy_ecs::entity::Entity;
-
-use crate::interest::Sets;
-
 /// How many items ahead the edit loops ask for their buffers: enough to cover a miss to memory
 /// with the work of the items between, few enough that the lines are still cached when used.
 pub(crate) const AHEAD: usize = 8;
@@ -30,15 +26,6 @@ pub(crate) fn prefetch<T>(data: &[T]) {
 #[inline(always)]
 pub(crate) fn prefetch_end<T>(data: &[T]) {
     prefetch_line(data.as_ptr_range().end.cast::<u8>().wrapping_sub(1));
-}
-
-/// Looks up `entity`'s `InterestSet` (the lookup's own loads are not waited for: nothing
-/// depends on them) and hints the CPU to bring the component into cache.
-#[inline(always)]
-pub(crate) fn prefetch_set(sets: &Sets, entity: Entity) {
-    if let Ok((_, set)) = sets.get(entity) {
-        prefetch(core::slice::from_ref(set));
-    }
 }
 
 /// Hints the CPU to bring the line of `at` into the first-level cache (`_MM_HINT_T0`).

@@ -6,9 +6,9 @@ use bevy_ecs::prelude::*;
 
 use crate::{
     components::InterestSet,
-    grid::dist2,
     index::AoiIndex,
     settings::{AoiSettings, AoiStats},
+    visibility::dist2,
     visibility::sees,
 };
 

@@ -5,7 +5,8 @@ use bevy_ecs::entity::Entity;
 
 use crate::{
     config::AoiBounds,
-    grid::{Member, NO_CELL, dist2},
+    grid::{Member, NO_CELL},
+    visibility::dist2,
     visibility::{ObserverState, Rules, TargetState},
 };
 

@@ -6,7 +6,7 @@ use bevy_tasks::{ComputeTaskPool, TaskPool};
 use crate::{
     components::{PendingRemovals, Position, ViewRange, ViewRect},
     index::AoiIndex,
-    interest::{PairEngine, Parallelism, Sets, join},
+    interest::{AoiPairEngine, PairEngine, Parallelism, Sets, join},
     messages::{EnterReason, EnterView, LeaveReason, LeaveView, TierChanged},
     prefetch::AHEAD,
     rules::{AoiInstance, AoiLayers, AoiVisibility, PendingWatchers, Watchers},
@@ -76,10 +76,6 @@ fn state<'a>(
     };
     (position, sight, rules, layered)
 }
-
-/// The interest computation's reusable buffers.
-#[derive(Resource, Default)]
-pub(crate) struct AoiPairEngine(pub PairEngine);
 
 /// Picks up this update's changes (the `Changed` scan is the only pass over all entities, and
 /// it reads change ticks only) and moves the changed entities in the grid.

@@ -172,7 +172,7 @@ impl ViewTiers {
 /// The tier of a target at `q` for an observer at `p` (a rectangle's tiers are squares): how
 /// many `thresholds` it is beyond, each grown by `extra` (0, or the hysteresis margin).
 pub(crate) fn tier_at(p: [f32; 3], q: [f32; 3], rect: bool, thresholds: &[f32], extra: f32) -> u8 {
-    let d2 = crate::grid::dist2(p, q);
+    let d2 = crate::visibility::dist2(p, q);
     let beyond = |d: f32| {
         let d = d + extra;
         if rect {

@@ -7,15 +7,10 @@
 //! which hold one instance each, and test each member with [`within`] and
 //! `sees & scan_layers(member) != 0`, where [`scan_layers`] folds the visibility mode into the
 //! layers (`Hidden` and `Always` targets are never found by distance); `Always` targets are
-//! appended from their instance's list. [`observer_region`] says where the observers that may see
-//! a target are.
+//! appended from their instance's list. The grid says where the observers that may see a target
+//! are ([`Grid::observer_region`](crate::grid::Grid::observer_region)).
 
-use core::ops::Range;
-
-use crate::{
-    grid::{Grid, Window, dist2},
-    rules::AoiVisibility,
-};
+use crate::rules::AoiVisibility;
 
 /// The visibility rules of one entity (layers, mode, instance).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,34 +40,15 @@ pub(crate) struct TargetState {
     pub rules: Rules,
 }
 
-/// Where the observers that may see `t` are (with views of at most `reach`): around it in its
-/// instance, the whole instance if it is `Always` visible, nowhere if it is hidden or unindexed.
-pub(crate) fn observer_region(grid: &Grid, t: &TargetState, reach: f32) -> Option<Window> {
-    if !t.in_grid {
-        return None;
-    }
-    match t.rules.mode {
-        AoiVisibility::Hidden => None,
-        AoiVisibility::Always => Some(Window::whole(t.rules.instance)),
-        AoiVisibility::Normal => Some(grid.window(t.p, reach, t.rules.instance)),
-    }
-}
-
-/// In cell `c`, the members that may be observers of `t` with views of at most `reach`: the
-/// cell's part of [`observer_region`] (for the sorted-axes index, the first-axis
-/// [slab](Grid::slab) around `t`, searched from member `near`; for the grid, the whole cell), or
-/// `None` when the cell is not in that region's instance or the region is empty.
-pub(crate) fn observer_slab(grid: &Grid, c: u32, near: usize, t: &TargetState, reach: f32) -> Option<Range<usize>> {
-    let cell = &grid.cells[c as usize];
-    if !t.in_grid || t.rules.instance != cell.key[3] as u32 {
-        return None;
-    }
-    match t.rules.mode {
-        AoiVisibility::Hidden => None,
-        AoiVisibility::Always => Some(0..cell.members.len()),
-        AoiVisibility::Normal if reach * reach == f32::INFINITY => Some(0..cell.members.len()),
-        AoiVisibility::Normal => Some(grid.slab(c, near, t.p[0], reach)),
-    }
+/// Squared distance between two projected points. Every distance decision for a radius goes
+/// through this one function (by way of [`within`]), so the same pair always gets the same
+/// answer.
+#[inline(always)]
+pub(crate) fn dist2(a: [f32; 3], b: [f32; 3]) -> f32 {
+    let dx = a[0] - b[0];
+    let dy = a[1] - b[1];
+    let dz = a[2] - b[2];
+    dx * dx + dy * dy + dz * dz
 }
 
 /// Whether `q` is within the view of an observer at `p`: within squared radius `r2`, or, for a

@@ -45,7 +45,7 @@ struct Block {
 /// An observer's view as [`Positions::flips`] tests it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum FlipShape {
-    /// A disc of this squared radius (the test of [`dist2`](super::dist2)).
+    /// A disc of this squared radius (the test of [`dist2`](crate::visibility::dist2)).
     Disc(f32),
     /// A rectangle of these half extents on the plane's two axes (the test of
     /// [`in_rect`](crate::visibility::in_rect)).
@@ -202,7 +202,7 @@ impl Positions {
     /// Calls `hits(start, mask)` for each run of up to [`MASK_BITS`] members from `start`
     /// (`start` a multiple of four, the run's first block) with a hit in `range`: bit `j` of
     /// `mask` is set when member `start + j` is in `range` and within squared distance `r2` of
-    /// `p` (`dist2 <= r2`, the same arithmetic as [`dist2`](super::dist2), so the answer is
+    /// `p` (`dist2 <= r2`, the same arithmetic as [`dist2`](crate::visibility::dist2), so the answer is
     /// exactly the scalar test's). `with_z`: the positions use the third axis (else it is 0 on
     /// both sides and its arithmetic, which adds exactly 0, is skipped).
     #[inline(always)]

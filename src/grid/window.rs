@@ -2,7 +2,9 @@
 //! Every window covers every point the `f32` distance test accepts (a rounding margin is added),
 //! and the mapping from coordinates to keys is monotone, which is all the window logic relies on.
 
-use crate::config::IndexKind;
+use core::ops::Range;
+
+use crate::{config::IndexKind, rules::AoiVisibility, visibility::TargetState};
 
 use super::{CellKey, Grid};
 
@@ -166,6 +168,36 @@ impl Grid {
             hi: self.key(hi, instance),
         }
     }
+
+    /// Where the observers that may see `t` are (with views of at most `reach`): around it in its
+    /// instance, the whole instance if it is `Always` visible, nowhere if it is hidden or unindexed.
+    pub fn observer_region(&self, t: &TargetState, reach: f32) -> Option<Window> {
+        if !t.in_grid {
+            return None;
+        }
+        match t.rules.mode {
+            AoiVisibility::Hidden => None,
+            AoiVisibility::Always => Some(Window::whole(t.rules.instance)),
+            AoiVisibility::Normal => Some(self.window(t.p, reach, t.rules.instance)),
+        }
+    }
+
+    /// In cell `c`, the members that may be observers of `t` with views of at most `reach`: the
+    /// cell's part of [`Self::observer_region`] (for the sorted-axes index, the first-axis
+    /// [slab](Self::slab) around `t`, searched from member `near`; for the grid, the whole cell), or
+    /// `None` when the cell is not in that region's instance or the region is empty.
+    pub fn observer_slab(&self, c: u32, near: usize, t: &TargetState, reach: f32) -> Option<Range<usize>> {
+        let cell = &self.cells[c as usize];
+        if !t.in_grid || t.rules.instance != cell.key[3] as u32 {
+            return None;
+        }
+        match t.rules.mode {
+            AoiVisibility::Hidden => None,
+            AoiVisibility::Always => Some(0..cell.members.len()),
+            AoiVisibility::Normal if reach * reach == f32::INFINITY => Some(0..cell.members.len()),
+            AoiVisibility::Normal => Some(self.slab(c, near, t.p[0], reach)),
+        }
+    }
 }
 
 /// How far beyond `r` around coordinate `c` a window must reach so that every point the distance
@@ -188,7 +220,7 @@ fn floor_to_i32(x: f32) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{config::AoiBounds, grid::dist2};
+    use crate::{config::AoiBounds, visibility::dist2};
 
     #[test]
     fn a_cell_window_is_the_union_of_the_windows_around_its_corners() {

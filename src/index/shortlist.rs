@@ -6,11 +6,11 @@
 use super::AoiIndex;
 use crate::{
     config::{CellSize, MAX_CELL_SIZE, MIN_CELL_SIZE},
-    grid::{CellKey, Grid, Member, NO_CELL, dist2},
+    grid::{CellKey, Grid, Member, NO_CELL},
     prefetch::AHEAD,
     rules::AoiVisibility,
     slot::{STEP_SLACK, Slot},
-    visibility::{always_in, scan_layers},
+    visibility::{always_in, dist2, scan_layers},
     wide::threshold,
 };
 

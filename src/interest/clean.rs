@@ -5,11 +5,11 @@
 use bevy_ecs::entity::Entity;
 use bevy_tasks::TaskPool;
 
-use super::{Sets, join};
+use super::{Sets, join, prefetch_set};
 use crate::{
     index::AoiIndex,
     lists::remove_seen,
-    prefetch::{AHEAD, prefetch, prefetch_end, prefetch_set},
+    prefetch::{AHEAD, prefetch, prefetch_end},
     radix::sort_by_u32_key,
     scan::{TaskBuffers, WHOLE_LIST},
     slot::Slot,

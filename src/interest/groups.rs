@@ -118,7 +118,7 @@ impl Groups {
 mod tests {
     use bevy_app::App;
 
-    use crate::{prelude::*, systems::AoiPairEngine};
+    use crate::{interest::AoiPairEngine, prelude::*};
 
     /// Observers far from everyone are left out of the groups whatever changed (a move, a new
     /// radius); those with a neighbour around them are not, even if they see nobody.

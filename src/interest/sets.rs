@@ -4,7 +4,8 @@
 use bevy_ecs::entity::Entity;
 
 use super::Sets;
-use crate::{components::InterestSet, prefetch::AHEAD, prefetch::prefetch_set, radix::sort_by_u32_key};
+use super::prefetch_set;
+use crate::{components::InterestSet, prefetch::AHEAD, radix::sort_by_u32_key};
 
 /// [`SetVisits::visit_at`] of an entity index whose set is not visited.
 const NOT_VISITED: u32 = u32::MAX;

@@ -10,7 +10,7 @@ use crate::{
     index::Touches,
     rules::AoiVisibility,
     slot::{Change, Slot, observer_of},
-    visibility::{ObserverState, TargetState, observer_region, observer_slab, sees},
+    visibility::{ObserverState, TargetState, sees},
     wide::WideObservers,
 };
 
@@ -19,8 +19,8 @@ use crate::{
 /// was `Always` visible. Each cell is listed once.
 fn target_cells(grid: &Grid, me: &Slot, ch: &Change, reach: f32, out: &mut Vec<u32>) {
     match (
-        observer_region(grid, &me.target(), reach),
-        observer_region(grid, &ch.old_target(), reach),
+        grid.observer_region(&me.target(), reach),
+        grid.observer_region(&ch.old_target(), reach),
     ) {
         (Some(a), Some(b)) if a.overlaps(&b) => grid.cells_around(me.cell, &a.union(&b), out),
         (Some(a), None) => grid.cells_around(me.cell, &a, out),
@@ -33,7 +33,7 @@ fn target_cells(grid: &Grid, me: &Slot, ch: &Change, reach: f32, out: &mut Vec<u
 }
 
 /// The parts of cell `c` where observers of a changed target may be (its
-/// [`observer_slab`]s now and at the start of the tick, searched from member `near`), each member
+/// [`observer_slab`](crate::grid::Grid::observer_slab)s now and at the start of the tick, searched from member `near`), each member
 /// in at most one of them.
 fn target_slabs(
     grid: &Grid,
@@ -47,7 +47,7 @@ fn target_slabs(
         // The cell is listed because one of the two regions covers it: the whole cell, once.
         return [0..grid.cells[c as usize].members.len(), 0..0];
     }
-    let slab = |t| observer_slab(grid, c, near, t, reach);
+    let slab = |t| grid.observer_slab(c, near, t, reach);
     match (slab(now), slab(before)) {
         (Some(a), Some(b)) if a.start <= b.end && b.start <= a.end => [a.start.min(b.start)..a.end.max(b.end), 0..0],
         (a, b) => [a.unwrap_or(0..0), b.unwrap_or(0..0)],

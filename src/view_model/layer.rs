@@ -25,9 +25,9 @@ use bevy_ecs::{entity::EntityHashMap, prelude::*, query::QueryItem};
 use crate::{
     components::{InterestSet, ViewRange, ViewRect},
     index::AoiIndex,
+    interest::AoiPairEngine,
     messages::{EnterView, LeaveReason, LeaveView, TierChanged},
     settings::AoiStats,
-    systems::AoiPairEngine,
     view_model::{EnterBudget, ViewHysteresis, ViewTiers},
     watch::WatchTracker,
 };

@@ -123,9 +123,9 @@ fn lanes_in_rect([x, y, _]: &[[f32; LANES]; 3], p: [f32; 3], half: [f32; 2]) -> 
 }
 
 /// Bit `j` set when point `j` of the four is within `r2[j]` of `p`: the same operations in the
-/// same order as [`dist2`](crate::grid::dist2) (in SSE on `x86_64`), so the same answers.
+/// same order as [`dist2`](crate::visibility::dist2) (in SSE on `x86_64`), so the same answers.
 /// Without `WITH_Z` the third axis is left out: where it is 0 on both sides
-/// [`dist2`](crate::grid::dist2) adds exactly `+0.0` to a sum of squares, which changes no
+/// [`dist2`](crate::visibility::dist2) adds exactly `+0.0` to a sum of squares, which changes no
 /// comparison.
 #[inline(always)]
 fn lanes_within<const WITH_Z: bool>(axes: &[[f32; LANES]; 3], p: [f32; 3], r2: &[f32; LANES]) -> u32 {
@@ -177,7 +177,7 @@ fn lanes_within_both<const WITH_Z: bool>(
 ) -> (u32, u32) {
     (0..LANES).fold((0, 0), |(bits, bits_too), j| {
         let q = [x[j], y[j], if WITH_Z { z[j] } else { p[2] }];
-        let d = crate::grid::dist2(q, p);
+        let d = crate::visibility::dist2(q, p);
         (
             bits | u32::from(d <= r2[j]) << j,
             bits_too | u32::from(d <= r2_too[j]) << j,

@@ -2,7 +2,7 @@
 //! exactly the radius) and off the plane.
 
 use super::*;
-use crate::grid::dist2 as scalar_dist2;
+use crate::visibility::dist2 as scalar_dist2;
 
 /// Points on a lattice around `p` (so many are at exactly the radius) and, `with_z`, a few
 /// off its plane.

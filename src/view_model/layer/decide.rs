@@ -6,13 +6,12 @@ use bevy_ecs::prelude::*;
 
 use super::{ObserverView, Owned, Shown, Totals, ViewLayer, target_slot};
 use crate::{
-    grid::dist2,
     index::AoiIndex,
     messages::{EnterReason, EnterView, TierChanged},
     rules::AoiVisibility,
     slot::Slot,
     view_model::tier_at,
-    visibility::{ObserverState, rect_r2, sees, within},
+    visibility::{ObserverState, dist2, rect_r2, sees, within},
     watch::WatchTracker,
 };
 
