@@ -280,6 +280,7 @@ impl Grid {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_draws::Draws;
     use bevy_ecs::entity::Entity;
     use cell::CleanObservers;
 
@@ -303,13 +304,8 @@ mod tests {
     fn cell_positions_and_counts_follow_members_through_inserts_edits_removals_and_reordering() {
         for kind in [IndexKind::Grid, IndexKind::SortedAxes] {
             let mut grid = Grid::new(10.0, 2, None, kind);
-            let mut state = 7u64;
-            let mut next = || {
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                (state >> 33) as u32
-            };
+            let mut draws = Draws::new(7);
+            let mut next = || (draws.next_state() >> 33) as u32;
             // Where each live slot is: (cell, index).
             let mut at: std::collections::HashMap<u32, (u32, u32)> = std::collections::HashMap::new();
             for step in 0..2000u32 {
@@ -418,13 +414,8 @@ mod tests {
         for dims in [2, 3] {
             let new_grid = || Grid::new(1.0, dims, None, IndexKind::Grid);
             let (mut carried, mut moved) = (new_grid(), new_grid());
-            let mut state = 11u64;
-            let mut next = |n: u64| {
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((state >> 33) % n) as i32
-            };
+            let mut draws = Draws::new(11);
+            let mut next = |n: u64| draws.below(n) as i32;
             // Thirty walkers in a box of 12 cells a side (a few crowd, most walk alone); one step
             // in eight is a jump of up to 3 cells.
             let mut keys: Vec<CellKey> = Vec::new();

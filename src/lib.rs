@@ -19,6 +19,8 @@ mod self_check;
 mod settings;
 mod slot;
 mod systems;
+#[cfg(test)]
+mod test_draws;
 #[cfg(feature = "transform")]
 mod transform;
 mod view_model;

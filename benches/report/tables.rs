@@ -42,10 +42,7 @@ pub(crate) fn index_cost(ticks: usize) {
             let aoi = plugin.is_some();
             let mut app = workload::app_with_plugin(walkers.clone(), plugin, false);
             if aoi {
-                app.insert_resource(AoiSettings {
-                    parallel: false,
-                    ..Default::default()
-                });
+                one_thread(core::slice::from_mut(&mut app));
                 if mixed {
                     workload::add_towers(&mut app, side, 10, 1000.0, false);
                 }
@@ -78,6 +75,32 @@ fn sets_digest(app: &mut bevy_app::App) -> u64 {
         hasher.write_u64(u64::MAX);
     }
     hasher.finish()
+}
+
+/// Updates `apps` interleaved (the first moves only; the others, on one thread, run the AOI) and
+/// prints a table titled `title`: each AOI app's own cost (its time less the first app's) on the
+/// row `rows` names, against the first AOI app's (the column `versus`).
+fn own_cost_table(apps: &mut [bevy_app::App], ticks: usize, title: &str, versus: &str, rows: &[String]) {
+    one_thread(&mut apps[1..]);
+    let t = time_interleaved(apps, ticks);
+    let base = t[1] - t[0];
+    println!();
+    println!("| {title} | bevy_aoi own | / {versus} |");
+    println!("|---|---|---|");
+    for (name, time) in rows.iter().zip(&t[1..]) {
+        let own = time - t[0];
+        println!("| {name} | {own:.3} ms | {:.2} |", own / base);
+    }
+}
+
+/// Runs the AOI of each of `apps` on the calling thread only (`AoiSettings::parallel` off).
+fn one_thread(apps: &mut [bevy_app::App]) {
+    for app in apps {
+        app.insert_resource(AoiSettings {
+            parallel: false,
+            ..Default::default()
+        });
+    }
 }
 
 /// Updates every app once per tick, in turn, timing each; returns each app's median per tick.
@@ -119,12 +142,7 @@ pub(crate) fn mixed_cost(ticks: usize) {
             workload::app(walkers.clone(), true),
             workload::app_mixed(walkers.clone(), k, r_big, walking),
         ];
-        for app in &mut apps[1..] {
-            app.insert_resource(AoiSettings {
-                parallel: false,
-                ..Default::default()
-            });
-        }
+        one_thread(&mut apps[1..]);
         let t = time_interleaved(&mut apps, ticks);
         let (plain, mixed) = (t[1] - t[0], t[2] - t[0]);
         let how = if walking { "walking" } else { "static" };
@@ -150,24 +168,17 @@ pub(crate) fn rect_cost(ticks: usize) {
         workload::app_rects(walkers.clone(), [square, square]),
         workload::app_rects(walkers.clone(), [w16, h9]),
     ];
-    for app in &mut apps[1..] {
-        app.insert_resource(AoiSettings {
-            parallel: false,
-            ..Default::default()
-        });
-    }
-    let t = time_interleaved(&mut apps, ticks);
-    let disc = t[1] - t[0];
-    println!();
-    println!("| uniform {n}, every observer's view, same area, 1 thread | bevy_aoi own | / disc |");
-    println!("|---|---|---|");
-    println!("| disc, radius {R} | {disc:.3} ms | 1.00 |");
-    for (name, own) in [
-        (format!("square, half side {square:.1}"), t[2] - t[0]),
-        (format!("16:9, half extents {w16:.1} x {h9:.1}"), t[3] - t[0]),
-    ] {
-        println!("| {name} | {own:.3} ms | {:.2} |", own / disc);
-    }
+    own_cost_table(
+        &mut apps,
+        ticks,
+        &format!("uniform {n}, every observer's view, same area, 1 thread"),
+        "disc",
+        &[
+            format!("disc, radius {R}"),
+            format!("square, half side {square:.1}"),
+            format!("16:9, half extents {w16:.1} x {h9:.1}"),
+        ],
+    );
 }
 
 /// The cost of the visibility rules: uniform 10k with 10% players, 80% monsters, 10% items
@@ -244,10 +255,7 @@ pub(crate) fn scale_cost(ticks: usize) {
     ] {
         let walkers = Walkers::new(kind, n, SEED);
         let mut apps = [workload::app(walkers.clone(), false), workload::app(walkers, true)];
-        apps[1].insert_resource(AoiSettings {
-            parallel: false,
-            ..Default::default()
-        });
+        one_thread(&mut apps[1..]);
         let first = timed(|| apps[1].update()).0;
         apps[0].update();
         let t = time_interleaved(&mut apps, ticks);
@@ -283,26 +291,19 @@ pub(crate) fn view_model_cost(ticks: usize) {
     workload::add_to_observers(&mut apps[3], EnterBudget(8));
     workload::add_to_observers(&mut apps[4], tiers());
     workload::add_to_observers(&mut apps[5], (hysteresis, EnterBudget(8), tiers()));
-    for app in &mut apps[1..] {
-        app.insert_resource(AoiSettings {
-            parallel: false,
-            ..Default::default()
-        });
-    }
-    let t = time_interleaved(&mut apps, ticks);
-    let plain = t[1] - t[0];
-    println!();
-    println!("| uniform {n}, every observer with, 1 thread | bevy_aoi own | / all off |");
-    println!("|---|---|---|");
-    println!("| nothing (all off) | {plain:.3} ms | 1.00 |");
-    for (name, own) in [
-        (format!("ViewHysteresis (margin {}, linger 3)", R * 0.1), t[2] - t[0]),
-        ("EnterBudget(8)".to_string(), t[3] - t[0]),
-        (format!("ViewTiers [{:.1}, {:.1}]", R / 3.0, R * 2.0 / 3.0), t[4] - t[0]),
-        ("all three".to_string(), t[5] - t[0]),
-    ] {
-        println!("| {name} | {own:.3} ms | {:.2} |", own / plain);
-    }
+    own_cost_table(
+        &mut apps,
+        ticks,
+        &format!("uniform {n}, every observer with, 1 thread"),
+        "all off",
+        &[
+            "nothing (all off)".to_string(),
+            format!("ViewHysteresis (margin {}, linger 3)", R * 0.1),
+            "EnterBudget(8)".to_string(),
+            format!("ViewTiers [{:.1}, {:.1}]", R / 3.0, R * 2.0 / 3.0),
+            "all three".to_string(),
+        ],
+    );
 }
 
 /// An observer teleports into a crowd of 2,000 (crowded 2000, everyone within everyone's

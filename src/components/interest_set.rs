@@ -420,16 +420,12 @@ mod tests {
     use bevy_ecs::entity::{EntityGeneration, EntityIndex};
 
     use super::*;
+    use crate::test_draws::Draws;
 
     #[test]
     fn merge_targets_gives_the_sorted_set_after_the_changes_few_or_many() {
-        let mut state = 5u64;
-        let mut next = |n: u64| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) % n
-        };
+        let mut draws = Draws::new(5);
+        let mut next = |n: u64| draws.below(n);
         // Some entities share an index with another generation: the order is on all the bits.
         let entity = |i: u64| {
             let index = EntityIndex::from_raw_u32(i as u32 % 40).expect("a small index should be valid");

@@ -183,6 +183,7 @@ impl CellMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_draws::Draws;
 
     /// Records at the given keys.
     fn cells_at(keys: &[CellKey]) -> Vec<Cell> {
@@ -197,12 +198,9 @@ mod tests {
         let cells = cells_at(&keys);
         let mut map = CellMap::default();
         let mut listed = vec![false; keys.len()];
-        let mut state = 7u64;
+        let mut draws = Draws::new(7);
         for step in 0..20_000 {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let c = (state >> 33) as usize % keys.len();
+            let c = draws.below(keys.len() as u64) as usize;
             if listed[c] {
                 map.remove(keys[c], c as u32);
             } else {

@@ -220,6 +220,7 @@ fn floor_to_i32(x: f32) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_draws::Draws;
     use crate::{config::AoiBounds, visibility::dist2};
 
     #[test]
@@ -296,13 +297,8 @@ mod tests {
         // multiples of the side, reaches of whole sides and just under), in 2D and 3D, far from
         // the origin and near the 2^23 limit of the float comparison, with bounds (which clamp
         // keys) and without.
-        let mut state = 5u64;
-        let mut next = |n: u64| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) % n
-        };
+        let mut draws = Draws::new(5);
+        let mut next = |n: u64| draws.below(n);
         let (mut within, mut checked) = (0, 0);
         for case in 0..20_000 {
             let side = [1.0, 0.37, 10.0, 106.25, 1.0e4][next(5) as usize];

@@ -132,6 +132,7 @@ mod tests {
     use bevy_ecs::entity::EntityIndex;
 
     use super::*;
+    use crate::test_draws::Draws;
 
     fn entity(i: u32) -> Entity {
         Entity::from_index(EntityIndex::from_raw_u32(i).expect("a small index should be valid"))
@@ -139,13 +140,8 @@ mod tests {
 
     #[test]
     fn records_cancel_and_refuse_like_a_map_of_edits() {
-        let mut state = 3u64;
-        let mut next = |n: u64| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) % n
-        };
+        let mut draws = Draws::new(3);
+        let mut next = |n: u64| draws.below(n);
         for round in 0..2000 {
             let mut edits = PendingEdits::default();
             let mut want: BTreeMap<Entity, bool> = BTreeMap::new();

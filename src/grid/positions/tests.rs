@@ -2,17 +2,15 @@
 //! exactly the radius) and off the plane.
 
 use super::*;
-use crate::visibility::dist2 as scalar_dist2;
+use crate::{test_draws::Draws, visibility::dist2 as scalar_dist2};
 
 /// Points on a lattice around `p` (so many are at exactly the radius) and, `with_z`, a few
 /// off its plane.
 fn points(n: usize, with_z: bool) -> Vec<Member> {
-    let mut state = 11u64;
+    let mut draws = Draws::new(11);
     (0..n)
         .map(|i| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            let state = draws.next_state();
             let (a, b) = ((state >> 40) % 11, (state >> 20) % 11);
             let mut m = crate::grid::tests::member(i as u32, ((state >> 8) % 40) as f32 - 5.0);
             m.p = [
