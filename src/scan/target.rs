@@ -33,8 +33,8 @@ fn target_cells(grid: &Grid, me: &Slot, ch: &Change, reach: f32, out: &mut Vec<u
 }
 
 /// The parts of cell `c` where observers of a changed target may be (its
-/// [`observer_slab`](crate::grid::Grid::observer_slab)s now and at the start of the tick, searched from member `near`), each member
-/// in at most one of them.
+/// [`observer_slab`](crate::grid::Grid::observer_slab)s now and at the start of the tick,
+/// searched from member `near`), each member in at most one of them.
 fn target_slabs(
     grid: &Grid,
     c: u32,
