@@ -67,7 +67,7 @@ impl Grid {
     pub(super) fn raw_key(&self, p: [f32; 3], instance: u32) -> CellKey {
         // `as` saturates, and the map from coordinate to key is monotone, which is all the window
         // logic relies on. Written out axis by axis: `array::from_fn` with a branch per index
-        // compiled to a loop (callgrind, `sparse_huge` 50k, ~4 calls an entity and update).
+        // compiled to a loop (callgrind, `sparse_huge` 50k: a quarter fewer instructions here).
         let axis = |i: usize| floor_to_i32(p[i] * self.inv);
         let z = if self.dims == 3 { axis(2) } else { 0 };
         [axis(0), axis(1), z, instance as i32]
