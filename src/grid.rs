@@ -189,7 +189,7 @@ impl Grid {
     pub fn carry_lone_member(&mut self, c: u32, key: CellKey) -> bool {
         let cell = &self.cells[c as usize];
         let from = cell.key;
-        let lone = cell.members.len() == 1 && cell.near.is_empty() && cell.members.capacity() <= KEPT_CELL_CAPACITY;
+        let lone = cell.is_lone() && cell.members.capacity() <= KEPT_CELL_CAPACITY;
         if self.kind != IndexKind::Grid || !lone || !next_door(from, key) {
             return false;
         }
@@ -229,10 +229,11 @@ impl Grid {
     }
 
     /// When a member of cell `c` is about to move to the cell of `key`, hints the CPU to bring
-    /// the cell map's entries it will look up into cache: both keys' and, when `c` is a lone
-    /// cell that will be carried ([`Self::carry_lone_member`]), its new neighbours'. Nothing
-    /// when `key` is `c`'s own. Each is a miss on the table otherwise: `sparse_huge`'s 50k walkers
-    /// change cells about 4,400 times an update.
+    /// the cell map's entries it will look up into cache: both keys' and, when `c` is
+    /// [lone](Cell::is_lone) (so the move carries it, [`Self::carry_lone_member`], unless its
+    /// buffers are a crowd's), its new neighbours'. Nothing when `key` is `c`'s own. Each is a
+    /// miss on the table otherwise: `sparse_huge`'s 50k walkers change cells about 4,400 times
+    /// an update.
     #[inline]
     pub fn prefetch_cell_change(&self, c: u32, key: CellKey) {
         let cell = &self.cells[c as usize];
@@ -242,7 +243,7 @@ impl Grid {
         }
         self.map.prefetch(from);
         self.map.prefetch(key);
-        if cell.members.len() == 1 && cell.near.is_empty() {
+        if cell.is_lone() {
             self.for_each_neighbour(key, Some(from), |k| self.map.prefetch(k));
         }
     }

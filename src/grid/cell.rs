@@ -65,6 +65,15 @@ pub(crate) struct Cell {
     pub(super) disorder: Disorder,
 }
 
+impl Cell {
+    /// Whether the cell holds one member and has no occupied neighbour: its member is alone in
+    /// the cells around it (the walker a sparse world is made of). Reads the first cache line.
+    #[inline]
+    pub fn is_lone(&self) -> bool {
+        self.members.len() == 1 && self.near.is_empty()
+    }
+}
+
 // The layout `Cell` promises: what the grouping pass reads in the first cache line.
 #[cfg(target_pointer_width = "64")]
 const _: () = assert!(

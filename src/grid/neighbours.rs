@@ -88,7 +88,7 @@ impl Grid {
     #[inline]
     pub fn holds_one_member_only(&self, c: u32, p: [f32; 3], reach: [f32; 3]) -> bool {
         let cell = &self.cells[c as usize];
-        cell.members.len() == 1 && cell.near.is_empty() && self.window_within_one_cell(p, reach, cell.key)
+        cell.is_lone() && self.window_within_one_cell(p, reach, cell.key)
     }
 }
 
