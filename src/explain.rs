@@ -166,7 +166,7 @@ impl AoiWorldExt for World {
             return ViewExplanation::ObserverNotTracked;
         };
         let answer = explain(index, observer, target);
-        let owned = index.slot_of(observer).is_some_and(|s| index.slots[s as usize].owned);
+        let owned = index.slot_of(observer).is_some_and(|s| index.slots[s as usize].owned());
         // The index's view of an owned observer is grown by its margin: judge the view itself.
         let within_view = match answer {
             _ if !owned => return answer,
@@ -196,7 +196,7 @@ fn explain(index: &AoiIndex, observer: Entity, target: Entity) -> ViewExplanatio
     let Some(o) = index.slot_of(observer).map(|s| &index.slots[s as usize]) else {
         return ObserverNotTracked;
     };
-    if !o.in_grid {
+    if !o.in_grid() {
         return ObserverKeptOut;
     }
     if !o.is_observer() {
@@ -208,7 +208,7 @@ fn explain(index: &AoiIndex, observer: Entity, target: Entity) -> ViewExplanatio
     if observer == target {
         return SameEntity;
     }
-    if !t.in_grid {
+    if !t.in_grid() {
         return TargetKeptOut;
     }
     let answer = if o.rules.instance != t.rules.instance {

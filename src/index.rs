@@ -39,8 +39,13 @@ pub(crate) struct AoiIndex {
     side_chosen: bool,
     pub grid: Grid,
     pub slots: Vec<Slot>,
-    /// `slots[s].entity`, packed, for the hot slot-to-entity lookups.
+    /// Per slot: its entity (kept apart from the slots, for the hot slot-to-entity lookups).
     pub entities: Vec<Entity>,
+    /// Per slot on the shortlist: its projected position at the start of this tick, written when
+    /// [`Self::apply_changes`] has sorted the shortlist (a slot off the shortlist is where it
+    /// started; its entry here is stale). Kept apart so that a slot fits a cache line (measured
+    /// in `PERFORMANCE.md`, stop 32); read by the flip scans and the grid moves.
+    pub starts: Vec<[f32; 3]>,
     free_slots: Vec<u32>,
     by_entity: EntitySlots,
     /// Per slot: the slots it sees now, in no particular order.
@@ -105,6 +110,7 @@ impl AoiIndex {
             grid: Grid::new(side, plane.dims(), bounds, kind),
             slots: Vec::new(),
             entities: Vec::new(),
+            starts: Vec::new(),
             free_slots: Vec::new(),
             by_entity: EntitySlots::default(),
             lists: Vec::new(),
@@ -185,7 +191,7 @@ impl AoiIndex {
         for &w in &self.wide.slots {
             let o = &self.slots[w as usize];
             if w != s && !self.shown_by_layer(w) && sees(&o.observer_at(o.p), &t) {
-                out.push(o.entity);
+                out.push(self.entities[w as usize]);
             }
         }
     }
@@ -193,7 +199,7 @@ impl AoiIndex {
     /// Gives slot `s` back to the pair engine once this update's messages are written (the
     /// view layer let it go; until then the engine's pairs for it are still not its messages).
     pub fn release(&mut self, s: u32) {
-        if self.slots[s as usize].owned {
+        if self.slots[s as usize].owned() {
             self.released.push(s);
         }
     }
@@ -201,7 +207,7 @@ impl AoiIndex {
     /// Whether the view layer owns slot `s`'s set now (owned, and not released this update);
     /// no slot is looked at while the layer owns none.
     pub fn shown_by_layer(&self, s: u32) -> bool {
-        self.owned > 0 && self.slots[s as usize].owned && !self.released.contains(&s)
+        self.owned > 0 && self.slots[s as usize].owned() && !self.released.contains(&s)
     }
 
     /// Ends the update once its messages are written: the slots the view layer released are the
@@ -210,8 +216,8 @@ impl AoiIndex {
         self.forget_turns();
         for s in self.released.drain(..) {
             let slot = &mut self.slots[s as usize];
-            if slot.owned {
-                slot.owned = false;
+            if slot.owned() {
+                slot.set_owned(false);
                 self.owned -= 1;
             }
         }
@@ -227,7 +233,7 @@ impl AoiIndex {
     }
 
     fn alloc_slot(&mut self, entity: Entity) -> u32 {
-        let slot = Slot::free(entity);
+        let slot = Slot::free();
         let s = match self.free_slots.pop() {
             Some(s) => {
                 self.slots[s as usize] = slot;
@@ -237,6 +243,7 @@ impl AoiIndex {
             None => {
                 self.slots.push(slot);
                 self.entities.push(entity);
+                self.starts.push([0.0; 3]);
                 self.lists.push(Vec::new());
                 self.turned.push(reasons::NOT_TURNED);
                 self.touches.grow(self.slots.len());
@@ -290,38 +297,38 @@ impl AoiIndex {
             self.touches.touch(s);
         }
         let slot = &mut self.slots[s as usize];
-        if layered && !slot.owned {
+        if layered && !slot.owned() {
             // The view layer takes it over from this update, with what it showed until now.
-            slot.owned = true;
+            slot.set_owned(true);
             self.owned += 1;
             self.newly_owned.push((entity, slot.rules.member));
         }
         if let Some(why) = problem
-            && !slot.warned
+            && !slot.warned()
         {
-            slot.warned = true;
+            slot.set_warned(true);
             log::warn!("bevy_aoi: {entity} is kept out of the AOI index because {why} (warned once per entity)");
         }
-        if slot.has_position == has_position
-            && slot.in_grid == in_grid
+        if slot.has_position() == has_position
+            && slot.in_grid() == in_grid
             && slot.r2.to_bits() == r2.to_bits()
             && slot.rect.map(|h| h.map(f32::to_bits)) == rect.map(|h| h.map(f32::to_bits))
             && slot.rules == rules
-            && slot.layered == layered
+            && slot.layered() == layered
             && (!in_grid || slot.p == p)
         {
             return;
         }
-        if !slot.on_shortlist {
-            slot.on_shortlist = true;
-            if slot.unsettled {
+        if !slot.on_shortlist() {
+            slot.set_on_shortlist(true);
+            if slot.unsettled() {
                 // Its move writes a new member: nothing to settle.
-                slot.unsettled = false;
+                slot.set_unsettled(false);
                 self.unsettled_back += 1;
             }
             self.changes.push(Change {
                 slot: s,
-                old_in: slot.in_grid,
+                old_in: slot.in_grid(),
                 old_p: slot.p,
                 old_r2: slot.r2,
                 old_rect: slot.rect,
@@ -331,14 +338,14 @@ impl AoiIndex {
         // The radius count and the wide list change only with the radius or observer-ness (most
         // changes are moves: no map edit for them).
         let was = (slot.is_observer(), slot.radius.to_bits());
-        slot.has_position = has_position;
-        slot.in_grid = in_grid;
+        slot.set_has_position(has_position);
+        slot.set_in_grid(in_grid);
         slot.p = p;
         slot.r2 = r2;
         slot.radius = radius;
         slot.rect = rect;
         slot.rules = rules;
-        slot.layered = layered;
+        slot.set_layered(layered);
         let is = (slot.is_observer(), slot.radius.to_bits());
         if was != is {
             if was.0 {
@@ -351,8 +358,8 @@ impl AoiIndex {
             }
         }
         let wide = is.0 && self.wide.is_wide(slot.radius);
-        if wide != slot.wide {
-            slot.wide = wide;
+        if wide != slot.wide() {
+            slot.set_wide(wide);
             if wide {
                 self.wide.slots.push(s);
             } else {
@@ -396,6 +403,7 @@ impl AoiIndex {
             + self.grid.heap_bytes()
             + self.slots.capacity() * size_of::<Slot>()
             + self.entities.capacity() * size_of::<Entity>()
+            + self.starts.capacity() * size_of::<[f32; 3]>()
             + self.free_slots.capacity() * size_of::<u32>()
             + self.by_entity.heap_bytes()
             + self.lists.capacity() * size_of::<Vec<u32>>()

@@ -151,7 +151,7 @@ impl PairEngine {
             // layers they had; what they see after the recompute counts below. The view layer
             // counts for the observers it owns.
             for ch in &index.changes {
-                if watch.counts(ch.old_rules.member) && !index.slots[ch.slot as usize].owned {
+                if watch.counts(ch.old_rules.member) && !index.slots[ch.slot as usize].owned() {
                     let list = &index.lists[ch.slot as usize];
                     list.iter().for_each(|&t| watch.dec(index.entities[t as usize]));
                 }
@@ -165,7 +165,7 @@ impl PairEngine {
         if let Some(watch) = &mut self.watch {
             for &o in order {
                 let slot = &index.slots[o as usize];
-                if watch.counts(slot.rules.member) && !slot.owned {
+                if watch.counts(slot.rules.member) && !slot.owned() {
                     let list = &index.lists[o as usize];
                     list.iter().for_each(|&t| watch.inc(index.entities[t as usize]));
                 }
@@ -227,7 +227,7 @@ impl PairEngine {
         self.taken_sets.resize_with(self.taken.len(), Vec::new);
         let (taken, slots) = (&self.taken, &index.slots);
         let take = (self.groups.order.iter().zip(0..))
-            .filter(|&(&o, at)| !taken[at as usize].is_empty() && !slots[o as usize].owned);
+            .filter(|&(&o, at)| !taken[at as usize].is_empty() && !slots[o as usize].owned());
         (self.set_visits).collect(take.map(|(&o, at)| (index.entities[o as usize], at)));
         let visit_set = |set: &mut InterestSet, buffer: &mut Vec<Entity>| *buffer = set.take();
         (self.set_visits).visit(sets, index.observers, &mut self.taken_sets, visit_set);
@@ -266,7 +266,7 @@ impl PairEngine {
         self.stopped_observers.clear();
         for &s in &self.groups.stopped {
             let list = &mut index.lists[s as usize];
-            if index.slots[s as usize].owned {
+            if index.slots[s as usize].owned() {
                 list.clear();
                 continue;
             }
@@ -323,7 +323,7 @@ impl PairEngine {
                 let group = &order[groups[g].1 as usize..group_end];
                 let reach = group
                     .iter()
-                    .map(|&o| view.slots[o as usize].scan_reach(view.step_reach))
+                    .map(|&o| view.slots[o as usize].scan_reach(view.starts[o as usize], view.step_reach))
                     .fold(0.0, f32::max);
                 scan::observer_group(view, groups[g].0, reach, &order[at..end], out, scratch);
                 at = end;

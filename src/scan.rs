@@ -113,8 +113,10 @@ impl Enters {
 pub(crate) struct View<'a> {
     pub grid: &'a Grid,
     pub slots: &'a [Slot],
-    /// `slots[s].entity`, packed.
+    /// Each slot's entity.
     pub entities: &'a [Entity],
+    /// Each slot's position at the start of the tick.
+    pub starts: &'a [[f32; 3]],
     pub always: &'a BTreeMap<u32, Vec<u32>>,
     pub step_reach: f32,
     /// Where target scans mark the observers the view layer must look at, while it owns some.
@@ -128,6 +130,7 @@ impl<'a> View<'a> {
             grid: &index.grid,
             slots: &index.slots,
             entities: &index.entities,
+            starts: &index.starts,
             always: &index.always,
             step_reach: index.step_reach,
             touches: (index.owned > 0).then_some(&index.touches),
@@ -172,7 +175,7 @@ pub(crate) fn observer_group(
             prefetch(set);
         }
         let (list, set) = (&mut out.lists[i], &mut out.sets[i]);
-        if view.slots[o as usize].stepping {
+        if view.slots[o as usize].stepping() {
             flip_scan(view, o, &cells, list, set, scratch);
         } else {
             recompute(view, o, &cells, list, set, scratch);
@@ -182,11 +185,12 @@ pub(crate) fn observer_group(
 }
 
 /// Calls `hit` with every member of `cells` within observer `me`'s
-/// [scan extent](Slot::scan_extent) (as [`scan_cells`]) for which `test` holds. The test is run
-/// branch-free over 64 members at a time, then only the hits are visited.
+/// [view extent](Slot::view_extent) (as [`scan_cells`]; a recompute, so `me` is not stepping)
+/// for which `test` holds. The test is run branch-free over 64 members at a time, then only the
+/// hits are visited.
 #[inline(always)]
 fn scan_members(view: View, me: &Slot, cells: &[u32], test: impl Fn(&Member) -> bool, mut hit: impl FnMut(&Member)) {
-    scan_cells(view, me, cells, me.scan_extent(view.step_reach), |cell, range| {
+    scan_cells(view, me, cells, me.view_extent(), |cell, range| {
         for chunk in cell.members[range].chunks(64) {
             let mask = chunk
                 .iter()
@@ -312,7 +316,7 @@ fn recompute(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
     reserve_with_headroom(list, found.len());
     list.extend_from_slice(found);
     // The view layer writes the sets of the observers it owns.
-    if !me.owned {
+    if !me.owned() {
         merge_targets(set, &mut scratch.entering, &mut scratch.leaving);
     }
 }

@@ -29,17 +29,20 @@ pub(crate) fn self_check(
         return;
     }
     stats.self_checks += 1;
-    let slots = &index.slots;
+    let (slots, entities) = (&index.slots, &index.entities);
     // Observers with view-model components show what their past decides: not checked here.
-    for o in slots.iter().filter(|o| o.is_observer() && !o.owned) {
+    for (o, &observer) in slots
+        .iter()
+        .zip(entities)
+        .filter(|(o, _)| o.is_observer() && !o.owned())
+    {
         expected.clear();
-        let found = slots
-            .iter()
-            .filter(|t| t.entity != o.entity && sees(&o.observer_at(o.p), &t.target()));
-        expected.extend(found.map(|t| t.entity));
+        let found = (slots.iter().zip(entities))
+            .filter(|&(t, &target)| target != observer && sees(&o.observer_at(o.p), &t.target()));
+        expected.extend(found.map(|(_, &target)| target));
         expected.sort_unstable();
         got.clear();
-        got.extend(sets.get(o.entity).into_iter().flat_map(InterestSet::iter));
+        got.extend(sets.get(observer).into_iter().flat_map(InterestSet::iter));
         if *got == *expected {
             continue;
         }
@@ -50,13 +53,13 @@ pub(crate) fn self_check(
         let (target, why) = match (extra, missing) {
             (Some(&t), _) => (t, "is in its InterestSet but should not be"),
             (None, Some(&t)) => (t, "should be in its InterestSet but is not"),
-            (None, None) => (o.entity, "InterestSet is not sorted"),
+            (None, None) => (observer, "InterestSet is not sorted"),
         };
         let t = index.slot_of(target).map(|s| &slots[s as usize]);
         log::error!(
             "bevy_aoi self-check: target {target} {why} of observer {} (observer at {:?}, radius {}, \
              rules {:?}; target at {:?}, rules {:?}, squared distance {:?})",
-            o.entity,
+            observer,
             o.p,
             o.radius,
             o.rules,

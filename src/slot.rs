@@ -1,8 +1,6 @@
 //! One tracked entity's state ([`Slot`]) and what a changed one was at the start of the tick
 //! ([`Change`]).
 
-use bevy_ecs::entity::Entity;
-
 use crate::{
     config::AoiBounds,
     grid::{Member, NO_CELL},
@@ -14,14 +12,14 @@ use crate::{
 /// distances they add up.
 pub(crate) const STEP_SLACK: f32 = 1.0 + 1.0e-4;
 
-/// One tracked entity.
+/// One tracked entity, in 60 bytes (88 until stop 32): the passes over the slots stream fewer
+/// cache lines and a lookup of one reads at most two (measured in `PERFORMANCE.md`, stop 32).
+/// Its entity is in the index's packed array, its position at the start of the tick in the
+/// index's `starts`, and its yes/no states are bits ([`Flag`]).
 #[derive(Clone, Debug)]
 pub(crate) struct Slot {
-    pub entity: Entity,
     /// Projected position (meaningful while `in_grid`).
     pub p: [f32; 3],
-    /// Projected position at the start of this tick (equal to `p` between ticks).
-    pub start_p: [f32; 3],
     /// Squared view radius (for a rectangular view, that of the disc around it), or -1 when the
     /// entity is not an observer.
     pub r2: f32,
@@ -34,69 +32,106 @@ pub(crate) struct Slot {
     pub cell: u32,
     /// Where its member is in that cell's member list.
     pub member_index: u32,
+    /// Layers, visibility mode and instance.
+    pub rules: Rules,
+    /// Its [`Flag`]s, one bit each.
+    flags: u16,
+}
+
+/// Defines [`Flag`] and, for each flag, a getter and a setter on [`Slot`].
+macro_rules! slot_flags {
+    ($($(#[$doc:meta])* $name:ident, $get:ident, $set:ident;)*) => {
+        /// The yes/no states of a [`Slot`], one bit each of its `flags`.
+        #[derive(Clone, Copy, Debug)]
+        #[repr(u16)]
+        pub(crate) enum Flag {
+            $($(#[$doc])* $name,)*
+        }
+
+        impl Slot {
+            $(
+                $(#[$doc])*
+                #[inline(always)]
+                pub fn $get(&self) -> bool {
+                    self.flags & (1 << Flag::$name as u16) != 0
+                }
+
+                #[doc = concat!("Sets [`Self::", stringify!($get), "`].")]
+                #[inline(always)]
+                pub fn $set(&mut self, on: bool) {
+                    let bit = 1 << Flag::$name as u16;
+                    self.flags = if on { self.flags | bit } else { self.flags & !bit };
+                }
+            )*
+        }
+
+        /// Every flag's name, getter and setter, for the tests.
+        #[cfg(test)]
+        type Accessors = (&'static str, fn(&Slot) -> bool, fn(&mut Slot, bool));
+
+        /// Every flag's name, getter and setter, for the tests.
+        #[cfg(test)]
+        const FLAG_ACCESSORS: &[Accessors] = &[$((stringify!($get), Slot::$get, Slot::$set)),*];
+    };
+}
+
+slot_flags! {
     /// Whether the entity is indexed now (it has a valid position, and a valid range if any).
-    pub in_grid: bool,
+    InGrid, in_grid, set_in_grid;
     /// Whether the entity still has a `Position`; the slot is freed at the end of the tick if not.
-    pub has_position: bool,
+    HasPosition, has_position, set_has_position;
     /// Whether the entity is on this tick's shortlist.
-    pub on_shortlist: bool,
+    OnShortlist, on_shortlist, set_on_shortlist;
     /// Whether its grid member still carries the last update's start position and step flags
     /// (it is on the index's list of unsettled slots) and it has not changed again since.
-    pub unsettled: bool,
+    Unsettled, unsettled, set_unsettled;
     /// Whether a bad-input warning was logged for it.
-    pub warned: bool,
+    Warned, warned, set_warned;
     /// Whether it is a wide observer ([`crate::wide`]): target scans test it from the wide list,
     /// so its grid member carries no scan radius.
-    pub wide: bool,
+    Wide, wide, set_wide;
     /// On the shortlist as an observer that only stepped (same radius and rules, indexed before
     /// and after, moved at most the step limit, not wide) and saw at least
     /// `AoiSettings::flip_scan_min_seen` targets: instead of recomputing its list it tests each
     /// member of its window at the start and at the end of the tick, and edits the list where
     /// the two differ.
-    pub stepping: bool,
+    Stepping, stepping, set_stepping;
     /// On the shortlist as a target that did more than step (moved past the step limit, changed
     /// rules, joined or left the index): stepping observers skip it, its own target scan decides
     /// its pairs with them.
-    pub jumped: bool,
+    Jumped, jumped, set_jumped;
     /// On the shortlist as a stepping observer whose flip scan also decides its pairs as a
     /// target with the clean observers of its window (a disc at least as large as any ordinary
     /// radius, `Normal` visibility): the same two distances per member answer both, and its own
     /// target scan then tests only the wide observers.
-    pub flip_scans_as_target: bool,
-    /// Layers, visibility mode and instance.
-    pub rules: Rules,
+    FlipScansAsTarget, flip_scans_as_target, set_flip_scans_as_target;
     /// It is an observer with a view-model component ([`crate::view_model`]); its radius or
     /// rectangle here is grown by its hysteresis margin.
-    pub layered: bool,
+    Layered, layered, set_layered;
     /// The view layer owns its `InterestSet`, messages and `Watched` counts (from the update it
     /// became layered until the layer hands it back); the pair engine only keeps its list.
-    pub owned: bool,
+    Owned, owned, set_owned;
 }
 
 impl Slot {
-    /// A slot for `entity`, not yet indexed.
-    pub fn free(entity: Entity) -> Self {
+    /// Clears every flag of `flags` in one step.
+    #[inline(always)]
+    pub fn clear(&mut self, flags: &[Flag]) {
+        let mask = flags.iter().fold(0u16, |mask, &f| mask | 1 << f as u16);
+        self.flags &= !mask;
+    }
+
+    /// A slot not yet indexed (its entity goes in the index's packed array).
+    pub fn free() -> Self {
         Self {
-            entity,
             p: [0.0; 3],
-            start_p: [0.0; 3],
             r2: -1.0,
             radius: 0.0,
             rect: None,
             cell: NO_CELL,
             member_index: 0,
-            in_grid: false,
-            has_position: true,
-            on_shortlist: false,
-            unsettled: false,
-            warned: false,
-            wide: false,
-            stepping: false,
-            jumped: false,
-            flip_scans_as_target: false,
             rules: Rules::default(),
-            layered: false,
-            owned: false,
+            flags: 1 << Flag::HasPosition as u16,
         }
     }
 
@@ -104,7 +139,7 @@ impl Slot {
     #[inline]
     pub fn target(&self) -> TargetState {
         TargetState {
-            in_grid: self.in_grid,
+            in_grid: self.in_grid(),
             p: self.p,
             rules: self.rules,
         }
@@ -124,14 +159,14 @@ impl Slot {
 
     #[inline]
     pub fn is_observer(&self) -> bool {
-        self.in_grid && self.r2 >= 0.0
+        self.in_grid() && self.r2 >= 0.0
     }
 
     /// The squared radius its grid member carries for target scans: negative when target scans
     /// must skip it (not an observer, wide, or recomputing its whole list this tick).
     #[inline]
     pub fn scan_r2(&self) -> f32 {
-        if self.on_shortlist && !self.stepping {
+        if self.on_shortlist() && !self.stepping() {
             -1.0
         } else {
             self.settled_r2()
@@ -141,16 +176,17 @@ impl Slot {
     /// [`Self::scan_r2`] between updates: negative when not an observer or wide.
     #[inline]
     pub fn settled_r2(&self) -> f32 {
-        if self.wide { -1.0 } else { self.r2 }
+        if self.wide() { -1.0 } else { self.r2 }
     }
 
     /// How far from its position now a stepping observer's flip scan must look: its radius, plus
-    /// its own step, plus the largest step of any target (`step_reach`), with a little slack for
-    /// rounding. Other observers look as far as their radius.
+    /// its own step (from `start`, where it was at the start of the tick), plus the largest step
+    /// of any target (`step_reach`), with a little slack for rounding. Other observers look as
+    /// far as their radius.
     #[inline]
-    pub fn scan_reach(&self, step_reach: f32) -> f32 {
-        if self.stepping {
-            (self.radius + dist2(self.start_p, self.p).sqrt() + step_reach) * STEP_SLACK
+    pub fn scan_reach(&self, start: [f32; 3], step_reach: f32) -> f32 {
+        if self.stepping() {
+            (self.radius + dist2(start, self.p).sqrt() + step_reach) * STEP_SLACK
         } else {
             self.radius
         }
@@ -161,11 +197,11 @@ impl Slot {
     /// view its half extents (plus the same steps and slack when stepping), which is tighter than
     /// the disc around the rectangle.
     #[inline]
-    pub fn scan_extent(&self, step_reach: f32) -> [f32; 3] {
+    pub fn scan_extent(&self, start: [f32; 3], step_reach: f32) -> [f32; 3] {
         match self.rect {
-            None => axes_of(self.scan_reach(step_reach)),
-            Some([hw, hh]) if self.stepping => {
-                let extra = dist2(self.start_p, self.p).sqrt() + step_reach;
+            None => axes_of(self.scan_reach(start, step_reach)),
+            Some([hw, hh]) if self.stepping() => {
+                let extra = dist2(start, self.p).sqrt() + step_reach;
                 [(hw + extra) * STEP_SLACK, (hh + extra) * STEP_SLACK, 0.0]
             }
             Some(_) => self.view_extent(),
@@ -267,5 +303,55 @@ pub(crate) fn bad_input(p: [f32; 3], sight: Sight, bounds: Option<&AoiBounds>, d
         }
         Sight::Rect(_) => None,
         Sight::Bad(why) => Some(why),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slot_is_no_larger_than_a_cache_line() {
+        assert!(
+            size_of::<Slot>() <= 64,
+            "a slot should take at most 64 bytes (it is {}); see its doc",
+            size_of::<Slot>()
+        );
+    }
+
+    #[test]
+    fn each_flag_is_its_own_bit() {
+        assert!(FLAG_ACCESSORS.len() <= 16, "the flags should fit the u16");
+        for &(name, _, set) in FLAG_ACCESSORS {
+            for base in [false, true] {
+                let mut slot = Slot::free();
+                for &(_, _, set_other) in FLAG_ACCESSORS {
+                    set_other(&mut slot, base);
+                }
+                set(&mut slot, !base);
+                for &(other, get_other, _) in FLAG_ACCESSORS {
+                    let want = if other == name { !base } else { base };
+                    assert_eq!(
+                        get_other(&slot),
+                        want,
+                        "setting {name} to {} with every other flag {base} should leave {other} {want}",
+                        !base
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_free_slot_has_a_position_and_nothing_else() {
+        let slot = Slot::free();
+        for &(name, get, _) in FLAG_ACCESSORS {
+            assert_eq!(
+                get(&slot),
+                name == "has_position",
+                "a free slot's {name} should be {}",
+                name == "has_position"
+            );
+        }
     }
 }

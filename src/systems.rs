@@ -191,7 +191,7 @@ fn messages<'a>(
 ) {
     // While no observer is owned, no pair needs the lookup.
     let any_owned = index.owned > 0;
-    let engine_owns = move |&(o, _): &(u32, u32)| !any_owned || !index.slots[o as usize].owned;
+    let engine_owns = move |&(o, _): &(u32, u32)| !any_owned || !index.slots[o as usize].owned();
     let mut appeared = (u32::MAX, false);
     let enters = (work.enters(&index.lists).filter(engine_owns))
         .map(move |(o, t)| enter_message::<true>(index, &mut appeared, o, t));

@@ -28,7 +28,7 @@ struct Moment {
 impl Moment {
     fn now(slot: &Slot) -> Self {
         Self {
-            indexed: slot.in_grid,
+            indexed: slot.in_grid(),
             observer: slot.is_observer(),
             rules: slot.rules,
         }
@@ -45,8 +45,8 @@ impl Moment {
 
 /// Whether the slot changed more than its position or view since `change` was recorded.
 pub(super) fn turned(change: &Change, slot: &Slot) -> bool {
-    !slot.has_position
-        || slot.in_grid != change.old_in
+    !slot.has_position()
+        || slot.in_grid() != change.old_in
         || slot.is_observer() != Moment::before(change).observer
         || slot.rules != change.old_rules
 }
@@ -121,16 +121,16 @@ impl AoiIndex {
         // A slot and its state, if its entity is still tracked.
         let tracked = |s: Option<u32>| {
             s.map(|s| (s, &self.slots[s as usize]))
-                .filter(|(_, slot)| slot.has_position)
+                .filter(|(_, slot)| slot.has_position())
         };
-        let Some((o, no)) = tracked(o).filter(|(_, no)| !no.in_grid || no.is_observer()) else {
+        let Some((o, no)) = tracked(o).filter(|(_, no)| !no.in_grid() || no.is_observer()) else {
             return LeaveReason::ObserverGone;
         };
         let Some((t, nt)) = tracked(t) else {
             return LeaveReason::TargetGone;
         };
         let (bo, bt) = (self.before(o), self.before(t));
-        if !no.in_grid || !nt.in_grid {
+        if !no.in_grid() || !nt.in_grid() {
             LeaveReason::BadInput
         } else if no.rules.instance != nt.rules.instance {
             LeaveReason::InstanceChanged

@@ -34,7 +34,7 @@ impl AoiIndex {
             }
         }
         for (s, slot) in self.slots.iter().enumerate() {
-            if new_of_old[s] == UNSET && slot.has_position {
+            if new_of_old[s] == UNSET && slot.has_position() {
                 new_of_old[s] = next;
                 next += 1;
             }
@@ -60,7 +60,7 @@ impl AoiIndex {
         }
         self.wide.slots.iter_mut().for_each(remap);
         self.unsettled.iter_mut().for_each(remap);
-        permute(&mut self.slots, &new_of_old, || Slot::free(Entity::PLACEHOLDER));
+        permute(&mut self.slots, &new_of_old, Slot::free);
         permute(&mut self.entities, &new_of_old, || Entity::PLACEHOLDER);
         permute(&mut self.lists, &new_of_old, Vec::new);
         self.renumbered += 1;
@@ -73,15 +73,11 @@ impl AoiIndex {
     fn check_links(&self) {
         for (index, generation, s) in self.by_entity.iter() {
             let slot = &self.slots[s as usize];
-            let e = slot.entity;
+            let e = self.entities[s as usize];
             assert_eq!(
                 (e.index_u32(), e.generation().to_bits()),
                 (index, generation),
                 "slot {s} should belong to the entity whose index maps to it"
-            );
-            assert_eq!(
-                self.entities[s as usize], e,
-                "the packed entity of slot {s} should be {e}"
             );
             if slot.cell != crate::grid::NO_CELL {
                 let m = &self.grid.cells[slot.cell as usize].members[slot.member_index as usize];
@@ -90,7 +86,7 @@ impl AoiIndex {
         }
         for &f in &self.free_slots {
             assert!(
-                !self.slots[f as usize].has_position,
+                !self.slots[f as usize].has_position(),
                 "free slot {f} should not belong to an entity with a Position"
             );
         }

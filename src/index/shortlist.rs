@@ -9,7 +9,7 @@ use crate::{
     grid::{CellKey, Grid, Member, NO_CELL},
     prefetch::AHEAD,
     rules::AoiVisibility,
-    slot::{STEP_SLACK, Slot},
+    slot::{Flag, STEP_SLACK, Slot},
     visibility::{always_in, dist2, scan_layers},
     wide::threshold,
 };
@@ -50,6 +50,11 @@ impl AoiIndex {
         // ECS found the entities in.
         self.change_keys
             .sort(&mut self.changes, &mut self.spare_changes, |c| c.slot);
+        // Where each changed slot was at the start of the tick, for its grid member and its flip
+        // scan (in slot order: one stream of writes).
+        for ch in &self.changes {
+            self.starts[ch.slot as usize] = ch.old_p;
+        }
         self.update_wide();
         self.place_wide();
         let rebuild = self.wanted_side();
@@ -114,7 +119,7 @@ impl AoiIndex {
     fn key_ahead(&self, j: usize) -> CellKey {
         let slot = &self.slots[self.changes[j].slot as usize];
         let key = self.grid.key(slot.p, slot.rules.instance);
-        if slot.in_grid && slot.cell != NO_CELL {
+        if slot.in_grid() && slot.cell != NO_CELL {
             self.grid.prefetch_cell_change(slot.cell, key);
         }
         key
@@ -125,7 +130,7 @@ impl AoiIndex {
     #[inline]
     fn move_one(&mut self, s: u32, key: CellKey) {
         let slot = &self.slots[s as usize];
-        let (in_grid, cell, idx) = (slot.in_grid, slot.cell, slot.member_index);
+        let (in_grid, cell, idx) = (slot.in_grid(), slot.cell, slot.member_index);
         if cell != NO_CELL {
             if in_grid && self.grid.cells[cell as usize].key == key {
                 let member = self.member(s);
@@ -173,19 +178,25 @@ impl AoiIndex {
     }
 
     /// The grid member of a slot.
+    #[inline]
     fn member(&self, s: u32) -> Member {
         let slot = &self.slots[s as usize];
         Member {
             slot: s,
             r2: slot.scan_r2(),
             p: slot.p,
-            start_p: slot.start_p,
-            stepping: slot.stepping,
-            jumped: slot.jumped,
+            // Only a changed slot moved this tick.
+            start_p: if slot.on_shortlist() {
+                self.starts[s as usize]
+            } else {
+                slot.p
+            },
+            stepping: slot.stepping(),
+            jumped: slot.jumped(),
             seen_by: scan_layers(&slot.rules),
             sees: slot.rules.sees,
             rect: slot.rect.is_some(),
-            entity: slot.entity,
+            entity: self.entities[s as usize],
         }
     }
 
@@ -227,18 +238,18 @@ impl AoiIndex {
         let seen = self.lists[ch.slot as usize].len();
         let slot = &mut self.slots[ch.slot as usize];
         let step = dist2(ch.old_p, slot.p).sqrt();
-        let steps = ch.old_in && slot.in_grid && ch.old_rules == slot.rules && step <= rules.limit;
-        slot.jumped = !steps;
-        slot.stepping = steps
-            && !slot.wide
+        let steps = ch.old_in && slot.in_grid() && ch.old_rules == slot.rules && step <= rules.limit;
+        slot.set_jumped(!steps);
+        let stepping = steps
+            && !slot.wide()
             && ch.old_r2 >= 0.0
             && ch.old_r2.to_bits() == slot.r2.to_bits()
             && ch.old_rect == slot.rect
             && seen >= rules.flip_scan_min_seen;
-        slot.flip_scans_as_target = slot.stepping
-            && slot.rect.is_none()
-            && slot.rules.mode == AoiVisibility::Normal
-            && slot.radius >= rules.reach;
+        slot.set_stepping(stepping);
+        slot.set_flip_scans_as_target(
+            stepping && slot.rect.is_none() && slot.rules.mode == AoiVisibility::Normal && slot.radius >= rules.reach,
+        );
         steps.then_some(step)
     }
 
@@ -258,8 +269,8 @@ impl AoiIndex {
             if wide {
                 self.wide.slots.push(s as u32);
             }
-            if wide != slot.wide {
-                slot.wide = wide;
+            if wide != slot.wide() {
+                slot.set_wide(wide);
                 let (cell, idx, r2) = (slot.cell, slot.member_index, slot.scan_r2());
                 if cell != NO_CELL {
                     self.grid.edit_member(cell, idx, |m| m.r2 = r2);
@@ -275,7 +286,7 @@ impl AoiIndex {
         for &w in &self.wide.slots {
             let slot = &self.slots[w as usize];
             let member = Member {
-                r2: if slot.on_shortlist { -1.0 } else { slot.r2 },
+                r2: if slot.on_shortlist() { -1.0 } else { slot.r2 },
                 ..self.member(w)
             };
             places.push(&member);
@@ -318,7 +329,7 @@ impl AoiIndex {
         for s in 0..self.slots.len() as u32 {
             self.slots[s as usize].cell = NO_CELL;
             let slot = &self.slots[s as usize];
-            if slot.in_grid {
+            if slot.in_grid() {
                 let key = self.grid.key(slot.p, slot.rules.instance);
                 self.link(s, key);
             }
@@ -344,22 +355,19 @@ impl AoiIndex {
             self.record_if_turned(i);
             let s = self.changes[i].slot as usize;
             let slot = &mut self.slots[s];
-            slot.on_shortlist = false;
-            slot.stepping = false;
-            slot.jumped = false;
-            slot.start_p = slot.p;
+            slot.clear(&[Flag::OnShortlist, Flag::Stepping, Flag::Jumped]);
             if slot.cell != NO_CELL {
-                slot.unsettled = true;
+                slot.set_unsettled(true);
                 self.unsettled.push(s as u32);
             }
-            if !slot.has_position {
+            if !slot.has_position() {
                 debug_assert!(
                     slot.cell == NO_CELL,
                     "a slot without Position should have left the grid"
                 );
-                let entity = slot.entity;
-                if slot.owned {
-                    slot.owned = false;
+                let entity = self.entities[s];
+                if slot.owned() {
+                    slot.set_owned(false);
                     self.owned -= 1;
                 }
                 self.by_entity.remove(entity);
@@ -389,13 +397,13 @@ impl AoiIndex {
             self.unsettled.clear();
             return;
         }
-        let settles = |slot: &Slot| slot.unsettled && slot.cell != NO_CELL;
+        let settles = |slot: &Slot| slot.unsettled() && slot.cell != NO_CELL;
         for i in 0..self.unsettled.len() {
             self.prefetch_grid_ahead(i, |i| self.unsettled.get(i).copied(), settles);
             let slot = &mut self.slots[self.unsettled[i] as usize];
             let settled_now = settles(slot);
             // Off the list, whichever way: the flag marks exactly the slots on it.
-            slot.unsettled = false;
+            slot.set_unsettled(false);
             if settled_now {
                 let (c, idx, r2, p) = (slot.cell, slot.member_index, slot.settled_r2(), slot.p);
                 self.grid.edit_member(c, idx, |m| {

@@ -122,7 +122,7 @@ fn edit_lists<'p>(
             remove_seen(list, t);
         }
         if let Some(watch) = watch
-            && !(some_owned && slots[o as usize].owned)
+            && !(some_owned && slots[o as usize].owned())
             && watch.counts(slots[o as usize].rules.member)
         {
             let target = entities[t as usize];
@@ -154,7 +154,7 @@ fn edit_sets(
             if let Some(((next, _), _)) = ahead.next() {
                 prefetch(core::slice::from_ref(&slots[next as usize]));
             }
-            if slots[o as usize].owned {
+            if slots[o as usize].owned() {
                 continue;
             }
         }

@@ -50,7 +50,7 @@ pub(crate) struct Observers<'a> {
 /// `O(1)`: its list and cell record.
 #[inline]
 fn sees_nobody(grid: &Grid, observers: &Observers, s: u32, slot: &Slot) -> bool {
-    if slot.stepping || !observers.lists[s as usize].is_empty() {
+    if slot.stepping() || !observers.lists[s as usize].is_empty() {
         return false;
     }
     if observers.always.contains_key(&slot.rules.instance) {

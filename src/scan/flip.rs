@@ -34,7 +34,7 @@ pub(super) fn flip_scan(
     scratch: &mut TaskBuffers,
 ) {
     let me = &view.slots[o as usize];
-    let (now, start) = (me.p, me.start_p);
+    let (now, start) = (me.p, view.starts[o as usize]);
     scratch.entering.clear();
     scratch.leaving.clear();
     let mut flips = Flips {
@@ -59,18 +59,24 @@ pub(super) fn flip_scan(
     };
     let (clean_enters, clean_leaves) = (&mut scratch.clean_enters, &mut scratch.clean_leaves);
     let mut judge = judge_into(o, me.target(), before, view.touches, clean_enters, clean_leaves);
-    let as_target = me.flip_scans_as_target;
-    scan_cells(view, me, cells, me.scan_extent(view.step_reach), |cell, range| {
-        if as_target && cell.clean.all > 0 {
-            flip_scan_both_ways(view, cell, range, &mut flips, &mut judge);
-        } else {
-            cell.pos.flips(range, now, start, shape, with_z, |first, bits, inside| {
-                flips.record(cell, first, bits, inside);
-            });
-        }
-    });
+    let as_target = me.flip_scans_as_target();
+    scan_cells(
+        view,
+        me,
+        cells,
+        me.scan_extent(start, view.step_reach),
+        |cell, range| {
+            if as_target && cell.clean.all > 0 {
+                flip_scan_both_ways(view, cell, range, &mut flips, &mut judge);
+            } else {
+                cell.pos.flips(range, now, start, shape, with_z, |first, bits, inside| {
+                    flips.record(cell, first, bits, inside);
+                });
+            }
+        },
+    );
     // The view layer writes the sets of the observers it owns.
-    if !me.owned {
+    if !me.owned() {
         merge_targets(set, &mut scratch.entering, &mut scratch.leaving);
     }
 }
@@ -133,7 +139,7 @@ fn flip_scan_both_ways(
     flips: &mut Flips,
     judge: &mut impl FnMut(u32, ObserverState, ObserverState),
 ) {
-    let me = &view.slots[flips.o as usize];
+    let (me, start) = (&view.slots[flips.o as usize], view.starts[flips.o as usize]);
     let (instance, with_z) = (cell.key[3] as u32, view.grid.with_z());
     let every_seer = judges_every_seer(view, cell);
     let each = |first, bits, inside, seen_now: u64, seen_start: u64| {
@@ -141,5 +147,5 @@ fn flip_scan_both_ways(
         let (bits, sees) = (seen_now ^ seen_start, seen_now | seen_start);
         judge_clean_observers(view, cell, instance, me.rules.member, first, bits, sees, judge);
     };
-    (cell.pos).flips_both_ways(range, me.p, me.start_p, me.r2, with_z, every_seer, each);
+    (cell.pos).flips_both_ways(range, me.p, start, me.r2, with_z, every_seer, each);
 }

@@ -70,7 +70,7 @@ pub(crate) fn target(
     let me = &view.slots[ch.slot as usize];
     // A target that only stepped, with its rules and its observers' unchanged, flips only by
     // distance; `Always` and `Hidden` ones do not depend on it.
-    if !me.jumped && (!any_clean || me.rules.mode != AoiVisibility::Normal) {
+    if !me.jumped() && (!any_clean || me.rules.mode != AoiVisibility::Normal) {
         // A stepping `Always` target's tier may change for any observer of its instance.
         if let Some(touches) = view.touches
             && me.rules.mode == AoiVisibility::Always
@@ -88,11 +88,11 @@ pub(crate) fn target(
         &mut scratch.enters,
         &mut scratch.leaves,
     );
-    if me.jumped {
+    if me.jumped() {
         for &w in &wide.slots {
             let o = &view.slots[w as usize];
             // A changed wide observer recomputes its own list.
-            if !o.on_shortlist {
+            if !o.on_shortlist() {
                 let at = o.observer_at(o.p);
                 judge(w, at, at);
             }
@@ -117,11 +117,11 @@ pub(crate) fn target(
                 });
             });
     }
-    if me.flip_scans_as_target {
+    if me.flip_scans_as_target() {
         // Its flip scan judged the clean observers of the cells.
         return;
     }
-    let reach = if me.jumped { reach + view.step_reach } else { reach };
+    let reach = if me.jumped() { reach + view.step_reach } else { reach };
     let mut cells = core::mem::take(&mut scratch.cells);
     cells.clear();
     target_cells(view.grid, me, ch, reach, &mut cells);
@@ -131,7 +131,7 @@ pub(crate) fn target(
         // Its own member is the place to search from in its cell (a hint only).
         let near = if c == me.cell { me.member_index as usize } else { 0 };
         let slabs = target_slabs(view.grid, c, near, &now, &before, reach);
-        if me.jumped {
+        if me.jumped() {
             for m in slabs.into_iter().flat_map(|r| &cell.members[r]).filter(|m| m.r2 >= 0.0) {
                 let end = observer_of(m, instance, view.slots);
                 judge(m.slot, ObserverState { p: m.start_p, ..end }, end);

@@ -214,7 +214,7 @@ impl ViewLayer {
             return false;
         };
         self.mark_shown(st);
-        if !o.layered {
+        if !o.layered() {
             self.hand_back(st, s, index, &mut item, watch);
             return false;
         }
@@ -285,6 +285,5 @@ fn needs_look(st: &Owned, index: &AoiIndex) -> bool {
 /// The slot of shown target `sn` while the index tracks it (a freed slot still names its
 /// entity until the next update).
 fn target_slot(index: &AoiIndex, sn: &Shown) -> Option<u32> {
-    let slot = index.slots.get(sn.slot as usize)?;
-    (slot.entity == sn.target).then_some(sn.slot)
+    (index.entities.get(sn.slot as usize) == Some(&sn.target)).then_some(sn.slot)
 }

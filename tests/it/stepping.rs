@@ -4,6 +4,7 @@
 //! is checked against brute force.
 
 use bevy_aoi::prelude::*;
+use bevy_ecs::entity::Entity;
 
 use crate::harness::{Checked, Scenario, drift, on_each_index};
 
@@ -190,4 +191,50 @@ fn a_lonely_stepping_observer_still_ends_the_views_of_those_that_saw_it() {
     assert_eq!(app.world().resource::<AoiStats>().stepped, 1, "it should have stepped");
     assert!(!sees(&mut app), "the far observer should no longer see it");
     assert_eq!(app.total_leaves, 1, "the far observer's view of it should have ended");
+}
+
+/// A target that jumped one update and stands still the next, when that next update rebuilds the
+/// grid (the automatic cell side follows the radii of 70 observers far away, which grew past
+/// twice the side; so many that none is wide): its rebuilt grid member must no longer say it
+/// jumped, or a stepping observer's flip scan would pass over it and miss it entering.
+#[test]
+fn a_target_that_jumped_is_found_by_a_flip_scan_after_a_rebuild() {
+    for plugin in on_each_index(&AoiPlugin::default()) {
+        let mut app = Checked::new(plugin);
+        app.world().insert_resource(AoiSettings {
+            flip_scan_min_seen: 0,
+            ..Default::default()
+        });
+        let walker = app.world().spawn((Position::new(0.0, 0.0), ViewRange::new(10.0))).id();
+        let target = app.world().spawn(Position::new(60.0, 0.0)).id();
+        let growers: Vec<Entity> = (0..70)
+            .map(|i| {
+                (app.world()
+                    .spawn((Position::new(500.0 + 3.0 * i as f32, 500.0), ViewRange::new(10.0))))
+                .id()
+            })
+            .collect();
+        app.update();
+        // The target jumps to just outside the walker's view.
+        app.world().get_mut::<Position>(target).unwrap().x = 10.5;
+        app.update();
+        let side = app.world().resource::<AoiStats>().cell_side;
+        // The walker steps into range of the still target while another observer's radius grows
+        // (the grid is rebuilt with a larger side in the same update).
+        app.world().get_mut::<Position>(walker).unwrap().x = 1.0;
+        for &grower in &growers {
+            app.world().get_mut::<ViewRange>(grower).unwrap().radius = 30.0;
+        }
+        app.update();
+        let stats = app.world().resource::<AoiStats>();
+        assert!(
+            stats.cell_side > 2.0 * side,
+            "the grid should have been rebuilt with a larger side ({side} -> {})",
+            stats.cell_side
+        );
+        assert!(
+            app.world().get::<InterestSet>(walker).unwrap().contains(target),
+            "the walker should see the target it stepped up to"
+        );
+    }
 }

@@ -130,7 +130,8 @@ impl ViewLayer {
             let ts = &index.slots[t as usize];
             let Some(i) = self.shown_at(t) else {
                 if view.inside(ts) {
-                    self.candidates.push((dist2(view.p, ts.p), ts.entity, t));
+                    self.candidates
+                        .push((dist2(view.p, ts.p), index.entities[t as usize], t));
                 }
                 continue;
             };
