@@ -59,22 +59,16 @@ pub(super) fn flip_scan(
     };
     let (clean_enters, clean_leaves) = (&mut scratch.clean_enters, &mut scratch.clean_leaves);
     let mut judge = judge_into(o, me.target(), before, view.touches, clean_enters, clean_leaves);
-    let as_target = me.flip_scans_as_target();
-    scan_cells(
-        view,
-        me,
-        cells,
-        me.scan_extent(start, view.step_reach),
-        |cell, range| {
-            if as_target && cell.clean.all > 0 {
-                flip_scan_both_ways(view, cell, range, &mut flips, &mut judge);
-            } else {
-                cell.pos.flips(range, now, start, shape, with_z, |first, bits, inside| {
-                    flips.record(cell, first, bits, inside);
-                });
-            }
-        },
-    );
+    let (as_target, extent) = (me.flip_scans_as_target(), me.scan_extent(start, view.step_reach));
+    scan_cells(view, me, cells, extent, |cell, range| {
+        if as_target && cell.clean.all > 0 {
+            flip_scan_both_ways(view, cell, range, &mut flips, &mut judge);
+        } else {
+            cell.pos.flips(range, now, start, shape, with_z, |first, bits, inside| {
+                flips.record(cell, first, bits, inside);
+            });
+        }
+    });
     // The view layer writes the sets of the observers it owns.
     if !me.owned() {
         merge_targets(set, &mut scratch.entering, &mut scratch.leaving);
