@@ -92,9 +92,11 @@ impl core::str::FromStr for IndexKind {
 /// cells a view touches against the number of far candidates tested per cell.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum CellSize {
-    /// Derived from the view ranges in use: the side is 1.0625 times the largest *ordinary*
+    /// Derived from the view ranges in use: the side is 1.125 times the largest *ordinary*
     /// [`ViewRange`](crate::ViewRange) radius when the first observer appears (so a view from
-    /// anywhere in a cell stays within the 3×3 cells around it), and is re-derived (the grid is
+    /// anywhere in a cell stays within the 3×3 cells around it, even grown by the steps of an
+    /// observer and a target that walk less than a sixteenth of that radius a tick each), and is
+    /// re-derived (the grid is
     /// rebuilt once) whenever that radius leaves `[side / 2, side * 2]`. A few observers whose
     /// radius stands out (a few dozen at most, each over twice the radius of the 65th-largest,
     /// counted in [`AoiStats::wide_observers`](crate::AoiStats::wide_observers)) do not count: a

@@ -24,8 +24,13 @@ struct StepRules {
     flip_scan_min_seen: usize,
 }
 
-/// How much larger than the largest view radius the automatic cell side is.
-const AUTO_SIDE_OVER_RADIUS: f32 = 1.0625;
+/// How much larger than the largest view radius the automatic cell side is: enough that a
+/// stepping observer's flip scan (its radius, plus its step and the tick's largest step) stays
+/// within the cells adjacent to its own while those two steps are under an eighth of the radius,
+/// so a cell group's window is its neighbour list rather than 25 cells looked up by key.
+/// Measured (`PERFORMANCE.md`, stop 32): 1.125 against 1.0625, uniform 50k one thread 48.6–48.9
+/// → 45.3–47.1 ms an update, two threads 28.8–29.8 → 27.3–27.9 ms; 1.25 no better.
+const AUTO_SIDE_OVER_RADIUS: f32 = 1.125;
 
 /// The step limit as a fraction of the cell side: an entity that moved farther in one tick is
 /// *jumped* rather than *stepping* ([`Slot::stepping`](crate::slot::Slot::stepping),
@@ -318,7 +323,7 @@ impl AoiIndex {
         }
         self.side_chosen = true;
         // A little over the largest ordinary radius, so a view from anywhere in a cell, with the
-        // window's rounding margin, stays within the adjacent cells.
+        // window's rounding margin and the tick's steps, stays within the adjacent cells.
         Some((max * AUTO_SIDE_OVER_RADIUS).clamp(MIN_CELL_SIZE, MAX_CELL_SIZE))
     }
 
