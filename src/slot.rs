@@ -65,7 +65,7 @@ macro_rules! slot_flags {
             )*
         }
 
-        /// Every flag's name, getter and setter, for the tests.
+        /// A flag's name, getter and setter, for the tests.
         #[cfg(test)]
         type Accessors = (&'static str, fn(&Slot) -> bool, fn(&mut Slot, bool));
 

@@ -209,9 +209,8 @@ fn a_target_that_jumped_is_found_by_a_flip_scan_after_a_rebuild() {
         let target = app.world().spawn(Position::new(60.0, 0.0)).id();
         let growers: Vec<Entity> = (0..70)
             .map(|i| {
-                (app.world()
-                    .spawn((Position::new(500.0 + 3.0 * i as f32, 500.0), ViewRange::new(10.0))))
-                .id()
+                let far = Position::new(500.0 + 3.0 * i as f32, 500.0);
+                app.world().spawn((far, ViewRange::new(10.0))).id()
             })
             .collect();
         app.update();
@@ -219,7 +218,7 @@ fn a_target_that_jumped_is_found_by_a_flip_scan_after_a_rebuild() {
         app.world().get_mut::<Position>(target).unwrap().x = 10.5;
         app.update();
         let side = app.world().resource::<AoiStats>().cell_side;
-        // The walker steps into range of the still target while another observer's radius grows
+        // The walker steps into range of the still target while the far observers' radii grow
         // (the grid is rebuilt with a larger side in the same update).
         app.world().get_mut::<Position>(walker).unwrap().x = 1.0;
         for &grower in &growers {
