@@ -33,7 +33,9 @@ pub(crate) struct Member {
     /// half extents from its slot ([`observer_of`](crate::slot::observer_of)). Kept in the
     /// padding: members stay 56 bytes (64 measured 3–9% slower on uniform 10k).
     pub rect: bool,
-    /// The entity, so a scan can write `InterestSet`s without looking slots up.
+    /// The entity, for the one reader that reports entities straight from the grid
+    /// (`AoiIndex::observers_seeing`); the scans read the index's packed array. Dropping it
+    /// (44-byte members) did not pay (`PERFORMANCE.md`, stop 32).
     pub entity: Entity,
 }
 
