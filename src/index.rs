@@ -25,7 +25,7 @@ use crate::{
     grid::{Grid, Member},
     prefetch::prefetch,
     radix::KeySort,
-    slot::{Change, Sight, Slot, bad_input, observer_of},
+    slot::{Change, Flag, Sight, Slot, bad_input, observer_of},
     visibility::{ObserverState, Rules, rect_r2, sees},
     wide::WideObservers,
 };
@@ -309,13 +309,16 @@ impl AoiIndex {
             slot.set_warned(true);
             log::warn!("bevy_aoi: {entity} is kept out of the AOI index because {why} (warned once per entity)");
         }
-        if slot.has_position() == has_position
-            && slot.in_grid() == in_grid
+        // The position first: most changes are moves.
+        if (!in_grid || slot.p == p)
+            && slot.flags_are(&[
+                (Flag::HasPosition, has_position),
+                (Flag::InGrid, in_grid),
+                (Flag::Layered, layered),
+            ])
             && slot.r2.to_bits() == r2.to_bits()
             && slot.rect.map(|h| h.map(f32::to_bits)) == rect.map(|h| h.map(f32::to_bits))
             && slot.rules == rules
-            && slot.layered() == layered
-            && (!in_grid || slot.p == p)
         {
             return;
         }

@@ -65,13 +65,13 @@ macro_rules! slot_flags {
             )*
         }
 
-        /// A flag's name, getter and setter, for the tests.
+        /// A flag's name, value, getter and setter, for the tests.
         #[cfg(test)]
-        type Accessors = (&'static str, fn(&Slot) -> bool, fn(&mut Slot, bool));
+        type Accessors = (&'static str, Flag, fn(&Slot) -> bool, fn(&mut Slot, bool));
 
-        /// Every flag's name, getter and setter, for the tests.
+        /// Every flag's name, value, getter and setter, for the tests.
         #[cfg(test)]
-        const FLAG_ACCESSORS: &[Accessors] = &[$((stringify!($get), Slot::$get, Slot::$set)),*];
+        const FLAG_ACCESSORS: &[Accessors] = &[$((stringify!($get), Flag::$name, Slot::$get, Slot::$set)),*];
     };
 }
 
@@ -119,6 +119,17 @@ impl Slot {
     pub fn clear(&mut self, flags: &[Flag]) {
         let mask = flags.iter().fold(0u16, |mask, &f| mask | 1 << f as u16);
         self.flags &= !mask;
+    }
+
+    /// Whether each flag of `flags` (each named once) is as given, in one masked compare.
+    #[inline(always)]
+    pub fn flags_are(&self, flags: &[(Flag, bool)]) -> bool {
+        let bit = |f: Flag| 1u16 << f as u16;
+        let mask = flags.iter().fold(0u16, |mask, &(f, _)| mask | bit(f));
+        let want = flags
+            .iter()
+            .fold(0u16, |want, &(f, on)| want | if on { bit(f) } else { 0 });
+        self.flags & mask == want
     }
 
     /// A slot not yet indexed (its entity goes in the index's packed array).
@@ -322,14 +333,14 @@ mod tests {
     #[test]
     fn each_flag_is_its_own_bit() {
         assert!(FLAG_ACCESSORS.len() <= 16, "the flags should fit the u16");
-        for &(name, _, set) in FLAG_ACCESSORS {
+        for &(name, _, _, set) in FLAG_ACCESSORS {
             for base in [false, true] {
                 let mut slot = Slot::free();
-                for &(_, _, set_other) in FLAG_ACCESSORS {
+                for &(_, _, _, set_other) in FLAG_ACCESSORS {
                     set_other(&mut slot, base);
                 }
                 set(&mut slot, !base);
-                for &(other, get_other, _) in FLAG_ACCESSORS {
+                for &(other, _, get_other, _) in FLAG_ACCESSORS {
                     let want = if other == name { !base } else { base };
                     assert_eq!(
                         get_other(&slot),
@@ -343,9 +354,35 @@ mod tests {
     }
 
     #[test]
+    fn flags_are_compares_exactly_the_flags_given() {
+        // Every pair of two flags, each state of the two and each wanted value, the other flags
+        // on or off: the masked compare should agree with the two getters.
+        for &(a, flag_a, get_a, set_a) in FLAG_ACCESSORS {
+            for &(b, flag_b, get_b, set_b) in FLAG_ACCESSORS.iter().filter(|f| f.0 != a) {
+                for bits in 0..32u32 {
+                    let [others, on_a, on_b, want_a, want_b] = core::array::from_fn(|k| bits >> k & 1 != 0);
+                    let mut slot = Slot::free();
+                    FLAG_ACCESSORS.iter().for_each(|&(_, _, _, set)| set(&mut slot, others));
+                    set_a(&mut slot, on_a);
+                    set_b(&mut slot, on_b);
+                    let same = get_a(&slot) == want_a && get_b(&slot) == want_b;
+                    assert_eq!(
+                        slot.flags_are(&[(flag_a, want_a), (flag_b, want_b)]),
+                        same,
+                        "flags_are should say whether {a} is {want_a} and {b} is {want_b} \
+                         (they are {} and {})",
+                        get_a(&slot),
+                        get_b(&slot)
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn a_free_slot_has_a_position_and_nothing_else() {
         let slot = Slot::free();
-        for &(name, get, _) in FLAG_ACCESSORS {
+        for &(name, _, get, _) in FLAG_ACCESSORS {
             assert_eq!(
                 get(&slot),
                 name == "has_position",
