@@ -68,8 +68,8 @@ pub enum IndexKind {
     /// grid's cells: measured 1.1× to 3.7× slower than the grid on the standard workloads, and
     /// about 1.2× slower on a huge sparse map where each entity is alone (where the grid does
     /// not scan an observer with nobody in the cells around it; the README's "Which index"
-    /// table). [`CellSize`] then only sets the step limit between the flip scan and a full
-    /// recompute (an eighth of the side).
+    /// table). [`CellSize`] then only sets the base of the step limit between the flip scan
+    /// and a full recompute ([`AoiStats::step_limit`](crate::AoiStats::step_limit)).
     SortedAxes,
 }
 

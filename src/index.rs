@@ -13,11 +13,13 @@ mod entity_slots;
 mod reasons;
 mod renumber;
 mod shortlist;
+mod step_limit;
 mod touches;
 
 pub(crate) use touches::Touches;
 
 use entity_slots::EntitySlots;
+use step_limit::StepLimit;
 
 use crate::{
     components::Position,
@@ -91,6 +93,8 @@ pub(crate) struct AoiIndex {
     pub step_reach: f32,
     /// How many changed slots only stepped, in the last tick that had changes.
     stepped: usize,
+    /// How far a change may move and still only step; follows the moves.
+    step_limit: StepLimit,
     /// Cell changes since slots were last numbered in space order (see [`Self::renumber`]).
     relinks: usize,
     renumbered: usize,
@@ -131,6 +135,7 @@ impl AoiIndex {
             touches: Touches::default(),
             step_reach: 0.0,
             stepped: 0,
+            step_limit: StepLimit::default(),
             relinks: 0,
             renumbered: 0,
         }
@@ -427,6 +432,7 @@ impl AoiIndex {
         stats.cell_side = self.grid.side();
         stats.wide_observers = self.wide.slots.len();
         stats.stepped = self.stepped;
+        stats.step_limit = self.grid.side() * self.step_limit.over_side();
     }
 }
 

@@ -30,15 +30,15 @@ pub struct AoiSettings {
     /// Updates with fewer changed entities than this run on one thread: below a few hundred,
     /// waking tasks costs more than it saves.
     pub min_parallel_changes: usize,
-    /// An observer that only *stepped* this update (moved at most an eighth of a cell side,
-    /// nothing else changed) and saw at least this many targets before is updated by a flip
-    /// scan: each neighbour is tested where both were at the start of the update and where they
-    /// are now, and only the differences touch its `InterestSet`. Observers that see fewer
-    /// recompute their whole set (or, having seen nobody with nobody in the cells around them,
-    /// are not scanned at all), which costs less for short sets: the flip scan's window must
-    /// also reach as far as anything stepped, and in a sparse world that is most of the work
-    /// (measured with callgrind: 32 is the crossover, uniform 10k runs 13% fewer instructions
-    /// than with 256, a sparse world the same). The messages and sets are the same either way;
+    /// An observer that only *stepped* this update (moved at most the step limit,
+    /// [`AoiStats::step_limit`], and changed nothing else) and saw at least this many targets
+    /// before is updated by a flip scan: each neighbour is tested where both were at the start
+    /// of the update and where they are now, and only the differences touch its `InterestSet`.
+    /// Observers that see fewer recompute their whole set (or, having seen nobody with nobody in
+    /// the cells around them, are not scanned at all), which costs less for short sets: the flip
+    /// scan's window must also reach as far as anything stepped, and in a sparse world that is
+    /// most of the work (measured with callgrind: 32 is the crossover, uniform 10k runs 13% fewer
+    /// instructions than with 256, a sparse world the same). The messages and sets are the same either way;
     /// only the speed differs. `0` sends every stepping observer through the flip scan,
     /// `usize::MAX` none.
     pub flip_scan_min_seen: usize,
@@ -98,9 +98,14 @@ pub struct AoiStats {
     /// sorted lists, one per instance that has entities).
     pub cells: usize,
     /// Current cell side, in world units (with
-    /// [`IndexKind::SortedAxes`](crate::IndexKind::SortedAxes): only the base of the step limit,
-    /// an eighth of it).
+    /// [`IndexKind::SortedAxes`](crate::IndexKind::SortedAxes): only the base of the step limit).
     pub cell_side: f32,
+    /// The step limit the next update applies, in world units: an entity that moves farther in
+    /// one update (or changes anything but its position) takes a full recompute rather than
+    /// [`stepped`](Self::stepped)'s flip scan. An eighth of the cell side while at least half of
+    /// the last update's moves were that short, else a quarter or half of it (the smallest that
+    /// half of them stayed within): a faster world steps too, with larger scan windows.
+    pub step_limit: f32,
     /// Observers whose radius stands out from the others (each with a radius over twice that
     /// of the 65th-largest observer when the threshold was last derived; a few dozen at most):
     /// moving targets test them directly (a target that only stepped, four at a time) instead of
@@ -108,10 +113,11 @@ pub struct AoiStats {
     pub wide_observers: usize,
     /// Entities on the last update's shortlist (moved, re-ranged, added or removed).
     pub changed: usize,
-    /// Of those, the entities that only *stepped*: moved at most an eighth of a cell side and
-    /// changed nothing else. Their pairs are decided by testing each neighbour where both were at
-    /// the start of the update and where they are now, without recomputing whole lists; the
-    /// others (teleports, radius or rule changes, arrivals and departures) take a full recompute.
+    /// Of those, the entities that only *stepped*: moved at most the step limit
+    /// ([`step_limit`](Self::step_limit)) and changed nothing else. Their pairs are decided by
+    /// testing each neighbour where both were at the start of the update and where they are now,
+    /// without recomputing whole lists; the others (teleports, radius or rule changes, arrivals
+    /// and departures) take a full recompute.
     pub stepped: usize,
     /// `EnterView` messages of the last update.
     pub enters: usize,

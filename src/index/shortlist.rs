@@ -3,7 +3,7 @@
 //! ([`AoiIndex::end_tick`]); the grid members it changed are settled at the start of the next
 //! update ([`AoiIndex::settle_members`]).
 
-use super::AoiIndex;
+use super::{AoiIndex, step_limit::StepLimits};
 use crate::{
     config::{CellSize, MAX_CELL_SIZE, MIN_CELL_SIZE},
     grid::{CellKey, Grid, Member, NO_CELL},
@@ -16,8 +16,8 @@ use crate::{
 
 /// What [`AoiIndex::classify_step`] compares a change with.
 struct StepRules {
-    /// The longest step: farther is a jump.
-    limit: f32,
+    /// The longest step in force (farther is a jump), and the others to count moves against.
+    limits: StepLimits,
     /// The ordinary reach: a stepping disc observer at least this large scans as a target too.
     reach: f32,
     /// A stepping observer takes the flip scan if it saw at least this many targets.
@@ -31,11 +31,6 @@ struct StepRules {
 /// Measured (`PERFORMANCE.md`, stop 32): 1.125 against 1.0625, uniform 50k one thread 48.6–48.9
 /// → 45.3–47.1 ms an update, two threads 28.8–29.8 → 27.3–27.9 ms; 1.25 no better.
 const AUTO_SIDE_OVER_RADIUS: f32 = 1.125;
-
-/// The step limit as a fraction of the cell side: an entity that moved farther in one tick is
-/// *jumped* rather than *stepping* ([`Slot::stepping`](crate::slot::Slot::stepping),
-/// [`Slot::jumped`](crate::slot::Slot::jumped)).
-const STEP_LIMIT_OVER_SIDE: f32 = 0.125;
 
 impl AoiIndex {
     /// Settles the members the last update left ([`Self::settle_members`]), sorts this tick's
@@ -80,7 +75,7 @@ impl AoiIndex {
     /// → 3.18-3.28 ms.
     fn classify_and_move(&mut self, flip_scan_min_seen: usize, moves: bool) {
         let steps = StepRules {
-            limit: self.grid.side() * STEP_LIMIT_OVER_SIDE,
+            limits: self.step_limit.limits(self.grid.side()),
             // A flip scan finds the clean observers that see the scanning target too when its
             // window holds every cell the target scan would search (the ordinary reach around
             // both of its points).
@@ -113,6 +108,7 @@ impl AoiIndex {
             }
         }
         self.step_reach = largest * STEP_SLACK;
+        self.step_limit.choose_next();
     }
 
     /// The cell key of change `j`'s slot now. Computed `AHEAD` changes before its move, so
@@ -243,7 +239,11 @@ impl AoiIndex {
         let seen = self.lists[ch.slot as usize].len();
         let slot = &mut self.slots[ch.slot as usize];
         let step = dist2(ch.old_p, slot.p).sqrt();
-        let steps = ch.old_in && slot.in_grid() && ch.old_rules == slot.rules && step <= rules.limit;
+        let moved = ch.old_in && slot.in_grid() && ch.old_rules == slot.rules;
+        if moved {
+            self.step_limit.count(step, &rules.limits);
+        }
+        let steps = moved && step <= rules.limits.in_force();
         slot.set_jumped(!steps);
         let stepping = steps
             && !slot.wide()

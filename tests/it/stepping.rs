@@ -57,6 +57,26 @@ fn walkers_that_step_every_tick_match_brute_force() {
 }
 
 #[test]
+fn walkers_faster_than_an_eighth_of_a_cell_step_too_and_match_brute_force() {
+    // Steps of a fifth to two fifths of the automatic cell side (about 29 here) for three in
+    // four walkers: most moves are longer than an eighth of it, so the step limit rises and they
+    // step (`run` asserts that most walkers did), with windows that reach farther.
+    for (seed, flip_scan_min_seen) in [(104, 0), (105, 8)] {
+        for plugin in on_each_index(&AoiPlugin::default()) {
+            let mut app = run(plugin, seed, false, &[6.0, 9.0, 12.0, 0.0], flip_scan_min_seen);
+            let stats = app.world().resource::<AoiStats>();
+            assert!(
+                stats.step_limit >= stats.cell_side * 0.25,
+                "the step limit ({}) should be at least a quarter of the cell side ({}) when most moves \
+                 are longer than an eighth of it",
+                stats.step_limit,
+                stats.cell_side
+            );
+        }
+    }
+}
+
+#[test]
 fn stepping_walkers_with_rule_changes_and_small_cells_match_brute_force() {
     let plugin = AoiPlugin {
         cell_size: CellSize::Fixed(11.0),
