@@ -8,10 +8,11 @@
 /// An eighth keeps a stepping observer's flip scan (its radius plus its own step and the
 /// largest step) within the cells around its own under the automatic side; a larger limit makes
 /// every flip scan's window larger, which pays only when most movers would otherwise jump.
-/// Measured (`PERFORMANCE.md`, stop 33: `scenario`, uniform 10k, one thread, walkers of
-/// radius 100 stepping 15, 20 and 30 a tick, three alternating rounds): always an eighth
-/// 18.2–20.5, 20.5–21.0 and 24.6–25.0 ms an update; half the side 14.9–15.2, 17.5–19.8 and
-/// 21.9–22.3 ms.
+/// Measured (`PERFORMANCE.md`, stop 33: `scenario`, one thread, walkers of radius 100, three
+/// alternating rounds): against a limit of always an eighth, uniform 10k stepping 15 a tick
+/// 18.9–19.1 → 15.1–16.4 ms an update, 20 a tick 20.7–22.8 → 17.7–18.9 ms, 5 a tick level
+/// (8.8–9.1 → 8.6–8.8 ms; callgrind 0.2% more instructions, the counting); uniform 50k stepping
+/// 15 a tick 95.4–97.9 → 78.6–79.9 ms (two rounds).
 const LIMITS_OVER_SIDE: [f32; 3] = [0.125, 0.25, 0.5];
 
 /// The step limit in force, and this update's moves counted against each limit to choose the
