@@ -38,9 +38,9 @@ pub struct AoiSettings {
     /// the cells around them, are not scanned at all), which costs less for short sets: the flip
     /// scan's window must also reach as far as anything stepped, and in a sparse world that is
     /// most of the work (measured with callgrind: 32 is the crossover, uniform 10k runs 13% fewer
-    /// instructions than with 256, a sparse world the same). The messages and sets are the same either way;
-    /// only the speed differs. `0` sends every stepping observer through the flip scan,
-    /// `usize::MAX` none.
+    /// instructions than with 256, a sparse world the same). The messages and sets are the same
+    /// either way; only the speed differs. `0` sends every stepping observer through the flip
+    /// scan, `usize::MAX` none.
     pub flip_scan_min_seen: usize,
     /// Self-check mode: every this many AOI updates (0: never, the default), recompute every
     /// observer's `InterestSet` by brute force after the update and compare. The first
