@@ -3,7 +3,7 @@
 //!
 //! A pair's visibility can only change if one of its ends is on the shortlist. The index sorts
 //! the shortlist ([`crate::slot::Slot::stepping`], [`crate::slot::Slot::jumped`]): an entity
-//! that moved at most the step limit (an eighth of a cell while most movers move less,
+//! that moved at most the step limit (an eighth of a cell while nearly all movers move less,
 //! [`crate::AoiStats::step_limit`]) and changed nothing else *stepped*; any other change
 //! (teleport, radius, rules, arrival, departure) makes a *jumped* target and a *recomputing*
 //! observer. Each pair with a changed end is then decided by exactly one scan

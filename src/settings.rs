@@ -102,9 +102,10 @@ pub struct AoiStats {
     pub cell_side: f32,
     /// The step limit the next update applies, in world units: an entity that moves farther in
     /// one update (or changes anything but its position) takes a full recompute rather than
-    /// [`stepped`](Self::stepped)'s flip scan. An eighth of the cell side while at least half of
-    /// the last update's moves were that short, else a quarter or half of it (the smallest that
-    /// half of them stayed within): a faster world steps too, with larger scan windows.
+    /// [`stepped`](Self::stepped)'s flip scan. An eighth of the cell side while all but one in
+    /// 256 of the last update's moves were that short, else a quarter or half of it (the
+    /// smallest that all but one in 256 stayed within): a jump costs about ten times a step, so
+    /// a world with more than a few fast movers steps too, with wider scan windows.
     pub step_limit: f32,
     /// Observers whose radius stands out from the others (each with a radius over twice that
     /// of the 65th-largest observer when the threshold was last derived; a few dozen at most):

@@ -1,19 +1,31 @@
 //! The step limit: how far an entity may move in one update and still only *step* (its pairs
 //! decided by flip scans rather than a recompute and a target scan). It follows the movers: an
-//! eighth of the cell side while most of them move less, a quarter or half of it while most
-//! move farther.
+//! eighth of the cell side while nearly all of them move less, a quarter or half of it while
+//! more than a few move farther.
 
 /// The step limits to choose from, as fractions of the cell side, smallest first.
 ///
 /// An eighth keeps a stepping observer's flip scan (its radius plus its own step and the
-/// largest step) within the cells around its own under the automatic side; a larger limit makes
-/// every flip scan's window larger, which pays only when most movers would otherwise jump.
-/// Measured (`PERFORMANCE.md`, stop 33: `scenario`, one thread, walkers of radius 100, three
+/// largest step) within the cells around its own under the automatic side. A larger limit lets
+/// longer steps widen every flip scan's window (the windows follow the longest step taken, not
+/// the limit), which pays as soon as more than a few movers would otherwise jump: a jump costs
+/// about ten times a step (a recompute, and a target scan that judges every observer around
+/// both of its points), so the limit rises when more than one move in [`JUMPS_PER_MOVE`] would
+/// jump. Measured (`PERFORMANCE.md`, stop 33: `scenario`, one thread, walkers of radius 100, three
 /// alternating rounds): against a limit of always an eighth, uniform 10k stepping 15 a tick
 /// 18.9–19.1 → 15.1–16.4 ms an update, 20 a tick 20.7–22.8 → 17.7–18.9 ms, 5 a tick level
 /// (8.8–9.1 → 8.6–8.8 ms; callgrind 0.2% more instructions, the counting); uniform 50k stepping
 /// 15 a tick 95.4–97.9 → 78.6–79.9 ms (two rounds).
 const LIMITS_OVER_SIDE: [f32; 3] = [0.125, 0.25, 0.5];
+
+/// The share of an update's moves allowed beyond the limit before the next update takes a
+/// larger one: one in 256. Measured (`PERFORMANCE.md`, stop 33: walkers of radius 100 stepping
+/// 5 a tick but for one in `n` stepping 20, one thread, three rounds): uniform 10k, an eighth
+/// against a quarter, one in 1,000 8.5–8.6 against 9.2–9.5 ms an update, one in 200 9.2–9.5
+/// against 9.1–9.6, one in 50 10.6–11.5 against 9.4–9.7, one in 20 13.4–14.0 against 9.9–10.6;
+/// this rule against a fixed eighth, one in 10 16.7–19.4 → 10.7–11.4 ms, uniform 50k one in 50
+/// 65.1–66.6 → 52.9 ms and one in 10 95.5–96.8 → 57.6–59.1 ms.
+const JUMPS_PER_MOVE: u32 = 256;
 
 /// The step limit in force, and this update's moves counted against each limit to choose the
 /// next one.
@@ -45,13 +57,14 @@ impl StepLimit {
         }
     }
 
-    /// Ends the update's count: the next update's limit is the smallest that at least half of
-    /// this update's moves stayed within (the largest if none did; unchanged without moves).
+    /// Ends the update's count: the next update's limit is the smallest that all but one in
+    /// [`JUMPS_PER_MOVE`] of this update's moves stayed within (the largest if none is; unchanged
+    /// without moves).
     pub fn choose_next(&mut self) {
         if self.moves > 0 {
-            let half = self.moves.div_ceil(2);
+            let may_jump = self.moves / JUMPS_PER_MOVE;
             self.chosen = (self.within.iter())
-                .position(|&w| w >= half)
+                .position(|&w| self.moves - w <= may_jump)
                 .unwrap_or(LIMITS_OVER_SIDE.len() - 1);
         }
         self.moves = 0;
@@ -92,29 +105,37 @@ mod tests {
     }
 
     #[test]
-    fn the_limit_is_the_smallest_that_half_the_moves_stayed_within() {
+    fn the_limit_is_the_smallest_all_but_one_move_in_256_stayed_within() {
         let mut limit = StepLimit::default();
         assert_eq!(
             limit.over_side(),
             0.125,
             "the limit should start at an eighth of the side"
         );
-        assert_eq!(after(&mut limit, &[0.1, 0.1, 0.2, 0.4]), 0.125, "half within an eighth");
+        let moves = |n: usize, step: f32| core::iter::repeat_n(step, n);
+        let one_in_256: Vec<f32> = moves(255, 0.1).chain(moves(1, 0.4)).collect();
         assert_eq!(
-            after(&mut limit, &[0.1, 0.2, 0.2, 0.4]),
-            0.25,
-            "a quarter of moves within an eighth"
+            after(&mut limit, &one_in_256),
+            0.125,
+            "one move in 256 beyond an eighth may jump"
         );
+        let one_in_255: Vec<f32> = moves(254, 0.1).chain(moves(1, 0.4)).collect();
         assert_eq!(
-            after(&mut limit, &[0.3, 0.3, 0.5, 0.1]),
+            after(&mut limit, &one_in_255),
             0.5,
-            "half within half the side"
+            "one move in 255 beyond a quarter may not jump: half the side"
+        );
+        let three_in_515: Vec<f32> = moves(512, 0.1).chain(moves(2, 0.2)).chain(moves(1, 0.4)).collect();
+        assert_eq!(
+            after(&mut limit, &three_in_515),
+            0.25,
+            "three moves in 515 beyond an eighth, one beyond a quarter: a quarter"
         );
         assert_eq!(after(&mut limit, &[0.9, 0.9, 0.9]), 0.5, "none within any: the largest");
         assert_eq!(after(&mut limit, &[]), 0.5, "no moves: the limit should stay");
         assert_eq!(after(&mut limit, &[0.0; 3]), 0.125, "standing still: back to an eighth");
         assert_eq!(
-            after(&mut limit, &[0.125, 1.0]),
+            after(&mut limit, &[0.125]),
             0.125,
             "a move of exactly the limit is within it"
         );

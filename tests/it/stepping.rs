@@ -77,6 +77,25 @@ fn walkers_faster_than_an_eighth_of_a_cell_step_too_and_match_brute_force() {
 }
 
 #[test]
+fn a_few_fast_walkers_raise_the_step_limit_and_match_brute_force() {
+    // One walker in ten steps 12 (over an eighth and a quarter of the cell side of about 29, under
+    // half of it), the others at most 3: more than one move in 256 would jump, so the limit
+    // should rise to half the side and the fast walkers step too.
+    let steps = &[1.0, 2.0, 3.0, 1.5, 2.5, 0.5, 1.0, 2.0, 3.0, 12.0];
+    for plugin in on_each_index(&AoiPlugin::default()) {
+        let mut app = run(plugin, 106, false, steps, 0);
+        let stats = app.world().resource::<AoiStats>();
+        assert_eq!(
+            stats.step_limit,
+            stats.cell_side * 0.5,
+            "the step limit should be half the cell side ({}) when one move in ten is longer than a quarter \
+             of it",
+            stats.cell_side
+        );
+    }
+}
+
+#[test]
 fn stepping_walkers_with_rule_changes_and_small_cells_match_brute_force() {
     let plugin = AoiPlugin {
         cell_size: CellSize::Fixed(11.0),
