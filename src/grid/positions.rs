@@ -287,7 +287,9 @@ impl Positions {
     /// [`within`](Self::within)) of which at least one in `range` sees a target at `now` or at
     /// `before` with its own radius (`dist2(member, target) <= r2`): bit `j` of `sees` is set
     /// when member `start + j` sees it at either point, and of `flips` when at exactly one.
-    /// Members that are not observers have a negative `r2` and see nothing. `with_z` as for
+    /// `before` is tested from each member's position at the start of the tick when
+    /// `members_moved` (the stepping observers a jumped target judges), else from its position
+    /// now. Members that are not observers have a negative `r2` and see nothing. `with_z` as for
     /// [`within`](Self::within).
     #[inline(always)]
     pub fn seeing(
@@ -295,14 +297,17 @@ impl Positions {
         range: Range<usize>,
         now: [f32; 3],
         before: [f32; 3],
+        members_moved: bool,
         with_z: bool,
         mut hits: impl FnMut(usize, u64, u64),
     ) {
+        let from: fn(&Block) -> &[[f32; LANES]; 3] = if members_moved { |b| &b.start } else { |b| &b.now };
         self.runs(range, |start, blocks, valid| {
+            let before = (from, before);
             let (in_now, in_before) = if with_z {
-                disc_masks::<true>(blocks, (|b| &b.now, now), (|b| &b.now, before), |b| b.r2)
+                disc_masks::<true>(blocks, (|b| &b.now, now), before, |b| b.r2)
             } else {
-                disc_masks::<false>(blocks, (|b| &b.now, now), (|b| &b.now, before), |b| b.r2)
+                disc_masks::<false>(blocks, (|b| &b.now, now), before, |b| b.r2)
             };
             let (in_now, in_before) = (in_now & valid, in_before & valid);
             if in_now | in_before != 0 {

@@ -6,7 +6,7 @@ use core::ops::Range;
 use super::{Enters, TaskBuffers, View, each_bit, each_lane};
 use crate::{
     config::IndexKind,
-    grid::{Cell, Grid},
+    grid::{Cell, Grid, Member},
     index::Touches,
     rules::AoiVisibility,
     slot::{Change, Slot, observer_of},
@@ -105,8 +105,13 @@ pub(crate) fn target(
         // sees it at both ends or at neither). Changed ones have a negative radius there.
         let with_z = view.grid.with_z();
         let every_seer = view.touches.is_some();
-        wide.places
-            .seeing(0..wide.slots.len(), now.p, before.p, with_z, |start, flips, sees| {
+        wide.places.seeing(
+            0..wide.slots.len(),
+            now.p,
+            before.p,
+            false,
+            with_z,
+            |start, flips, sees| {
                 each_lane(sees, |j| {
                     let w = wide.slots[start + j];
                     let o = &view.slots[w as usize];
@@ -115,13 +120,20 @@ pub(crate) fn target(
                         judge(w, at, at);
                     }
                 });
-            });
+            },
+        );
     }
     if me.flip_scans_as_target() {
         // Its flip scan judged the clean observers of the cells.
         return;
     }
     let reach = if me.jumped() { reach + view.step_reach } else { reach };
+    // Unless it is or was `Always` visible, an observer sees it only within its disc (around
+    // a rectangle, the disc holding it), so a jumped target judges only the members whose disc
+    // holds it at either end, found four at a time; otherwise every member.
+    let by_distance = [now.rules.mode, before.rules.mode]
+        .iter()
+        .all(|&m| m != AoiVisibility::Always);
     let mut cells = core::mem::take(&mut scratch.cells);
     cells.clear();
     target_cells(view.grid, me, ch, reach, &mut cells);
@@ -131,17 +143,34 @@ pub(crate) fn target(
         // Its own member is the place to search from in its cell (a hint only).
         let near = if c == me.cell { me.member_index as usize } else { 0 };
         let slabs = target_slabs(view.grid, c, near, &now, &before, reach);
-        if me.jumped() {
+        // A member where it was at the start of the tick and where it is now.
+        let mut judge_moved = |m: &Member| {
+            let end = observer_of(m, instance, view.slots);
+            judge(m.slot, ObserverState { p: m.start_p, ..end }, end);
+        };
+        if me.jumped() && by_distance {
+            for range in slabs {
+                cell.pos
+                    .seeing(range, now.p, before.p, true, view.grid.with_z(), |start, _, sees| {
+                        each_bit(&cell.members[start..], sees, |m, _| judge_moved(m));
+                    });
+            }
+        } else if me.jumped() {
             for m in slabs.into_iter().flat_map(|r| &cell.members[r]).filter(|m| m.r2 >= 0.0) {
-                let end = observer_of(m, instance, view.slots);
-                judge(m.slot, ObserverState { p: m.start_p, ..end }, end);
+                judge_moved(m);
             }
         } else if cell.clean.all > 0 {
             for range in slabs {
-                cell.pos
-                    .seeing(range, now.p, before.p, view.grid.with_z(), |start, flips, sees| {
+                cell.pos.seeing(
+                    range,
+                    now.p,
+                    before.p,
+                    false,
+                    view.grid.with_z(),
+                    |start, flips, sees| {
                         judge_clean_observers(view, cell, instance, now.rules.member, start, flips, sees, &mut judge);
-                    });
+                    },
+                );
             }
         }
     }

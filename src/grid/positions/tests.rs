@@ -62,13 +62,21 @@ fn seeing_reports_each_members_own_radius_at_both_points() {
 }
 
 fn seeing_reports_each_members_own_radius(with_z: bool) {
-    let members = points(150, with_z);
+    let mut members = points(150, with_z);
+    // Every third member stepped (its start position one off on each plane axis).
+    for (i, m) in members.iter_mut().enumerate() {
+        let off = if i % 3 == 0 { 1.0 } else { 0.0 };
+        m.start_p = [m.p[0] + off, m.p[1] - off, m.p[2]];
+    }
     let mut pos = Positions::default();
     pos.rebuild(&members);
     let (now, before) = ([0.0, 0.0, 0.0], [1.0, -2.0, 0.0]);
-    for range in [0..150, 1..100, 64..65] {
+    for (range, moved) in [0..150, 1..100, 64..65]
+        .into_iter()
+        .flat_map(|r| [(r.clone(), false), (r, true)])
+    {
         let (mut flips, mut sees) = (Vec::new(), Vec::new());
-        pos.seeing(range.clone(), now, before, with_z, |start, f, s| {
+        pos.seeing(range.clone(), now, before, moved, with_z, |start, f, s| {
             for j in 0..64 {
                 if (f >> j) & 1 != 0 {
                     flips.push(start + j);
@@ -78,16 +86,19 @@ fn seeing_reports_each_members_own_radius(with_z: bool) {
                 }
             }
         });
-        let at = |i: usize, q| scalar_dist2(members[i].p, q) <= members[i].r2;
-        let want_sees: Vec<usize> = range.clone().filter(|&i| at(i, now) || at(i, before)).collect();
-        let want_flips: Vec<usize> = range.filter(|&i| at(i, now) != at(i, before)).collect();
+        let seen_now = |i: usize| scalar_dist2(members[i].p, now) <= members[i].r2;
+        let from = |i: usize| if moved { members[i].start_p } else { members[i].p };
+        let seen_before = |i: usize| scalar_dist2(from(i), before) <= members[i].r2;
+        let want_sees: Vec<usize> = range.clone().filter(|&i| seen_now(i) || seen_before(i)).collect();
+        let want_flips: Vec<usize> = range.filter(|&i| seen_now(i) != seen_before(i)).collect();
         assert_eq!(
             sees, want_sees,
-            "with_z {with_z}: members seeing the target at either point should be reported"
+            "with_z {with_z}, members moved {moved}: members seeing the target at either point should be \
+             reported"
         );
         assert_eq!(
             flips, want_flips,
-            "with_z {with_z}: members seeing it at exactly one point should be flips"
+            "with_z {with_z}, members moved {moved}: members seeing it at exactly one point should be flips"
         );
     }
 }
