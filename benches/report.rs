@@ -18,7 +18,8 @@ use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
 
 use baselines::{Lists, PlainGrid};
 use tables::{
-    contains_cost, crowd_teleport, index_cost, mixed_cost, rect_cost, rules_cost, scale_cost, view_model_cost,
+    contains_cost, crowd_teleport, fast_cost, index_cost, mixed_cost, rect_cost, rules_cost, scale_cost,
+    view_model_cost,
 };
 use workload::{Kind, Walkers};
 
@@ -230,8 +231,8 @@ Usage: cargo bench --bench report -- [--quick] [FILTER]...
 
   FILTER   run only the scenarios and groups whose name contains it: the scenarios uniform1000,
            uniform10000, uniform50000, crowded2000, sparse_huge50000, moving550000,
-           static50000 (so `uniform` or `sparse` work), the groups rules, mixed, rect,
-           contains, index, view_model, scale; none runs everything
+           static50000 (so `uniform` or `sparse` work), the groups rules, mixed, fast,
+           rect, contains, index, view_model, scale; none runs everything
   --quick  fewer ticks per scenario
   --help   print this";
 
@@ -293,6 +294,9 @@ fn main() {
     }
     if filter.is_empty() || filter.iter().any(|f| "mixed".contains(f.as_str())) {
         mixed_cost(ticks);
+    }
+    if filter.is_empty() || filter.iter().any(|f| "fast".contains(f.as_str())) {
+        fast_cost(ticks);
     }
     if filter.is_empty() || filter.iter().any(|f| "rect".contains(f.as_str())) {
         rect_cost(ticks);

@@ -69,6 +69,10 @@ pub struct Walkers {
     pub x: Vec<f64>,
     pub y: Vec<f64>,
     h: Vec<f64>,
+    /// How far a walker steps each tick (5 unless set).
+    pub speed: f64,
+    /// Every `.0`-th walker steps `.1` instead (the report's fast movers).
+    pub fast: Option<(usize, f64)>,
 }
 
 impl Walkers {
@@ -92,6 +96,8 @@ impl Walkers {
             x,
             y,
             h,
+            speed: 5.0,
+            fast: None,
         }
     }
 
@@ -127,8 +133,12 @@ impl Walkers {
                 self.h[i] = self.rng.u01() * core::f64::consts::TAU;
             }
             let (mut x, mut y, mut h) = (self.x[i], self.y[i], self.h[i]);
-            x += 5.0 * h.cos();
-            y += 5.0 * h.sin();
+            let speed = match self.fast {
+                Some((every, fast)) if i % every == 0 => fast,
+                _ => self.speed,
+            };
+            x += speed * h.cos();
+            y += speed * h.sin();
             if x < 0.0 {
                 x = -x;
                 h = core::f64::consts::PI - h;

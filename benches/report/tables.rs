@@ -1,5 +1,6 @@
-//! The report's other tables: the two indexes side by side, mixed radii, rectangles, the rules'
-//! cost, `InterestSet::contains`, scale, and the view model (each selected by its filter word).
+//! The report's other tables: the two indexes side by side, mixed radii, fast movers,
+//! rectangles, the rules' cost, `InterestSet::contains`, scale, and the view model (each
+//! selected by its filter word).
 
 use std::{hash::Hasher, time::Instant};
 
@@ -116,6 +117,46 @@ fn time_interleaved(apps: &mut [bevy_app::App], ticks: usize) -> Vec<f64> {
         }
     }
     times.into_iter().map(median).collect()
+}
+
+/// Fast movers: uniform 10k whose walkers step farther than the standard 5 a tick (an eighth of
+/// the automatic cell side is 14), each world against the standard one, one thread: the two
+/// worlds' movement-only and AOI apps are updated in turn every tick. With the step limit that
+/// follows the moves (`AoiStats::step_limit`), the fast ones step rather than jump once more
+/// than one move in 256 would jump.
+pub(crate) fn fast_cost(ticks: usize) {
+    let n = 10_000;
+    let walkers = |speed: f64, fast: Option<(usize, f64)>| {
+        let mut walkers = Walkers::new(Kind::Uniform, n, SEED);
+        (walkers.speed, walkers.fast) = (speed, fast);
+        walkers
+    };
+    println!();
+    println!("| uniform {n}, 1 thread | bevy_aoi own | everyone at 5 | ratio | step limit / cell side | stepped |");
+    println!("|---|---|---|---|---|---|");
+    for (name, speed, fast) in [
+        ("one in 1,000 at 20 a tick", 5.0, Some((1_000, 20.0))),
+        ("one in 50 at 20", 5.0, Some((50, 20.0))),
+        ("one in 10 at 20", 5.0, Some((10, 20.0))),
+        ("everyone at 15", 15.0, None),
+    ] {
+        let mut apps = [
+            workload::app(walkers(5.0, None), false),
+            workload::app(walkers(5.0, None), true),
+            workload::app(walkers(speed, fast), false),
+            workload::app(walkers(speed, fast), true),
+        ];
+        one_thread(&mut apps[1..]);
+        let t = time_interleaved(&mut apps, ticks);
+        let (standard, own) = (t[1] - t[0], t[3] - t[2]);
+        let stats = apps[3].world().resource::<AoiStats>();
+        println!(
+            "| {name} | {own:.3} ms | {standard:.3} ms | {:.2} | {:.3} | {:.1}% |",
+            own / standard,
+            stats.step_limit / stats.cell_side,
+            100.0 * stats.stepped as f64 / stats.changed.max(1) as f64
+        );
+    }
 }
 
 /// Mixed view radii: uniform 10k at radius 100 plus `k` observers of radius `R_big` (up to
