@@ -104,7 +104,7 @@ pub struct AoiStats {
     /// one update (or changes anything but its position) takes a full recompute rather than
     /// [`stepped`](Self::stepped)'s flip scan. An eighth of the cell side while all but one in
     /// 256 of the last update's moves were that short, else a quarter or half of it (the
-    /// smallest that all but one in 256 stayed within): a jump costs about ten times a step, so
+    /// smallest that all but one in 256 stayed within): a jump costs several times a step, so
     /// a world with more than a few fast movers steps too, with wider scan windows.
     pub step_limit: f32,
     /// Observers whose radius stands out from the others (each with a radius over twice that

@@ -9,9 +9,9 @@
 /// largest step) within the cells around its own under the automatic side. A larger limit lets
 /// longer steps widen every flip scan's window (the windows follow the longest step taken, not
 /// the limit), which pays as soon as more than a few movers would otherwise jump: a jump costs
-/// about ten times a step (a recompute, and a target scan that judges every observer around
-/// both of its points), so the limit rises when more than one move in [`JUMPS_PER_MOVE`] would
-/// jump. Measured (`PERFORMANCE.md`, stop 33: `scenario`, one thread, walkers of radius 100, three
+/// several times a step (a recompute, and a target scan that judges the observers around both
+/// of its points), so the limit rises when more than one move in [`JUMPS_PER_MOVE`] would jump.
+/// Measured (`PERFORMANCE.md`, stop 33: `scenario`, one thread, walkers of radius 100, three
 /// alternating rounds): against a limit of always an eighth, uniform 10k stepping 15 a tick
 /// 18.9–19.1 → 15.1–16.4 ms an update, 20 a tick 20.7–22.8 → 17.7–18.9 ms, 5 a tick level
 /// (8.8–9.1 → 8.6–8.8 ms; callgrind 0.2% more instructions, the counting); uniform 50k stepping
