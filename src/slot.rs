@@ -53,13 +53,13 @@ macro_rules! slot_flags {
                 $(#[$doc])*
                 #[inline(always)]
                 pub fn $get(&self) -> bool {
-                    self.flags & (1 << Flag::$name as u16) != 0
+                    self.flags & Flag::$name.bit() != 0
                 }
 
                 #[doc = concat!("Sets [`Self::", stringify!($get), "`].")]
                 #[inline(always)]
                 pub fn $set(&mut self, on: bool) {
-                    let bit = 1 << Flag::$name as u16;
+                    let bit = Flag::$name.bit();
                     self.flags = if on { self.flags | bit } else { self.flags & !bit };
                 }
             )*
@@ -113,22 +113,27 @@ slot_flags! {
     Owned, owned, set_owned;
 }
 
+impl Flag {
+    /// Its bit in a slot's `flags`.
+    #[inline(always)]
+    const fn bit(self) -> u16 {
+        1 << self as u16
+    }
+}
+
 impl Slot {
     /// Clears every flag of `flags` in one step.
     #[inline(always)]
     pub fn clear(&mut self, flags: &[Flag]) {
-        let mask = flags.iter().fold(0u16, |mask, &f| mask | 1 << f as u16);
+        let mask = flags.iter().fold(0, |mask, &f| mask | f.bit());
         self.flags &= !mask;
     }
 
     /// Whether each flag of `flags` (each named once) is as given, in one masked compare.
     #[inline(always)]
     pub fn flags_are(&self, flags: &[(Flag, bool)]) -> bool {
-        let bit = |f: Flag| 1u16 << f as u16;
-        let mask = flags.iter().fold(0u16, |mask, &(f, _)| mask | bit(f));
-        let want = flags
-            .iter()
-            .fold(0u16, |want, &(f, on)| want | if on { bit(f) } else { 0 });
+        let mask = flags.iter().fold(0, |mask, &(f, _)| mask | f.bit());
+        let want = (flags.iter()).fold(0, |want, &(f, on)| if on { want | f.bit() } else { want });
         self.flags & mask == want
     }
 
@@ -142,7 +147,7 @@ impl Slot {
             cell: NO_CELL,
             member_index: 0,
             rules: Rules::default(),
-            flags: 1 << Flag::HasPosition as u16,
+            flags: Flag::HasPosition.bit(),
         }
     }
 
