@@ -35,8 +35,8 @@ pub(crate) struct StepLimit {
     chosen: usize,
     /// This update's moves: changes indexed before and after with the same rules.
     moves: u32,
-    /// Of those, how many moved at most each limit.
-    within: [u32; LIMITS_OVER_SIDE.len()],
+    /// Of those, how many moved farther than each limit.
+    beyond: [u32; LIMITS_OVER_SIDE.len()],
 }
 
 impl StepLimit {
@@ -48,12 +48,16 @@ impl StepLimit {
         }
     }
 
-    /// Counts one move of length `step` against `limits`.
+    /// Counts one move of length `step` against `limits`. Most moves are within the smallest
+    /// limit: one comparison for them (callgrind, `sparse_huge` 50k: counting every move against
+    /// all three limits took 0.85 M instructions an update, 17 a change; this 0.25 M).
     #[inline]
     pub fn count(&mut self, step: f32, limits: &StepLimits) {
         self.moves += 1;
-        for (within, &limit) in self.within.iter_mut().zip(&limits.all) {
-            *within += u32::from(step <= limit);
+        if step > limits.all[0] {
+            for (beyond, &limit) in self.beyond.iter_mut().zip(&limits.all) {
+                *beyond += u32::from(step > limit);
+            }
         }
     }
 
@@ -63,12 +67,12 @@ impl StepLimit {
     pub fn choose_next(&mut self) {
         if self.moves > 0 {
             let may_jump = self.moves / JUMPS_PER_MOVE;
-            self.chosen = (self.within.iter())
-                .position(|&w| self.moves - w <= may_jump)
+            self.chosen = (self.beyond.iter())
+                .position(|&b| b <= may_jump)
                 .unwrap_or(LIMITS_OVER_SIDE.len() - 1);
         }
         self.moves = 0;
-        self.within = [0; LIMITS_OVER_SIDE.len()];
+        self.beyond = [0; LIMITS_OVER_SIDE.len()];
     }
 
     /// The limit in force as a fraction of the cell side.
