@@ -217,6 +217,7 @@ impl PairEngine {
             slots: &index.slots,
             lists: &index.lists,
             always: &index.always,
+            windows_fit: index.grid.windows_fit_near_origin(index.ordinary_reach()),
         };
         self.groups.group(&mut index.grid, &observers, &index.changes);
         self.flush_non_observers(index);

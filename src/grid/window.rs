@@ -148,6 +148,24 @@ impl Grid {
         within
     }
 
+    /// Whether the window of `reach` around any point of a cell [near the
+    /// origin](Self::near_origin) stays within the cells adjacent to that point's:
+    /// [`Self::window_within_one_cell`] holds for it (checked in debug builds where this is
+    /// used), as `reach` with the margin of the farthest such point is under 63/64 of the side,
+    /// which leaves room for the keys' rounding there. Grid index without bounds only. `O(1)`.
+    pub fn windows_fit_near_origin(&self, reach: f32) -> bool {
+        let farthest = NEAR_ORIGIN as f32 * self.side;
+        self.kind == IndexKind::Grid
+            && self.clamp.is_none()
+            && (reach + margin(farthest, reach)) * self.inv <= 63.0 / 64.0
+    }
+
+    /// Whether cell `key` is within [`NEAR_ORIGIN`] cells of the origin on every axis in use.
+    #[inline]
+    pub fn near_origin(&self, key: CellKey) -> bool {
+        key[..self.dims].iter().all(|k| k.unsigned_abs() < NEAR_ORIGIN)
+    }
+
     /// The window of every point inside cell `key`, widened by `r` (used to scan once for all
     /// observers of one cell): the union of [`Self::window`] around the cell's low and high
     /// corners, computed from those two corners' keys only (the window logic is monotone).
@@ -199,6 +217,11 @@ impl Grid {
         }
     }
 }
+
+/// How many cells from the origin [`Grid::windows_fit_near_origin`] answers for: there a cell's
+/// key and a point's coordinate in cells are known to far better than a 64th of a cell (`f32`
+/// keeps 24 bits).
+const NEAR_ORIGIN: u32 = 1 << 16;
 
 /// How far beyond `r` around coordinate `c` a window must reach so that every point the distance
 /// test accepts is inside: the test can accept a point up to ~3 ulps of `r` beyond `r` on one

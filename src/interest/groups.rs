@@ -31,11 +31,13 @@ pub(crate) struct Groups {
 }
 
 /// What [`Groups::group`] reads besides the grid: the slots, each slot's list (what it saw at
-/// the start of the update) and the `Always`-visible slots per instance.
+/// the start of the update), the `Always`-visible slots per instance, and whether the window of
+/// every ordinary view [fits near the origin](Grid::windows_fit_near_origin).
 pub(crate) struct Observers<'a> {
     pub slots: &'a [Slot],
     pub lists: &'a [Vec<u32>],
     pub always: &'a BTreeMap<u32, Vec<u32>>,
+    pub windows_fit: bool,
 }
 
 /// Whether changed observer `s` (its slot `slot`) sees nobody now and saw nobody at the start of
@@ -56,7 +58,9 @@ fn sees_nobody(grid: &Grid, observers: &Observers, s: u32, slot: &Slot) -> bool 
     if observers.always.contains_key(&slot.rules.instance) {
         return false;
     }
-    grid.holds_one_member_only(slot.cell, slot.p, slot.view_extent())
+    // A wide observer's view is larger than the ordinary ones.
+    let fits = observers.windows_fit && !slot.wide();
+    grid.holds_one_member_only(slot.cell, slot.p, slot.view_extent(), fits)
 }
 
 impl Groups {
