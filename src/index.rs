@@ -314,17 +314,15 @@ impl AoiIndex {
             slot.set_warned(true);
             log::warn!("bevy_aoi: {entity} is kept out of the AOI index because {why} (warned once per entity)");
         }
-        // The position first: most changes are moves.
-        if (!in_grid || slot.p == p)
-            && slot.flags_are(&[
-                (Flag::HasPosition, has_position),
-                (Flag::InGrid, in_grid),
-                (Flag::Layered, layered),
-            ])
-            && slot.r2.to_bits() == r2.to_bits()
+        // Everything but the position as it was: most changes are moves.
+        let same_view = slot.flags_are(&[
+            (Flag::HasPosition, has_position),
+            (Flag::InGrid, in_grid),
+            (Flag::Layered, layered),
+        ]) && slot.r2.to_bits() == r2.to_bits()
             && slot.rect.map(|h| h.map(f32::to_bits)) == rect.map(|h| h.map(f32::to_bits))
-            && slot.rules == rules
-        {
+            && slot.rules == rules;
+        if same_view && (!in_grid || slot.p == p) {
             return;
         }
         if !slot.on_shortlist() {
@@ -342,6 +340,12 @@ impl AoiIndex {
                 old_rect: slot.rect,
                 old_rules: slot.rules,
             });
+        }
+        if same_view {
+            // A move: the position is all there is to write (the radius and the wide list are
+            // as they were, as when nothing changed).
+            slot.p = p;
+            return;
         }
         // The radius count and the wide list change only with the radius or observer-ness (most
         // changes are moves: no map edit for them).
