@@ -89,6 +89,9 @@ pub(crate) struct AoiIndex {
     released: Vec<u32>,
     /// The observers the view layer must look at this update.
     pub touches: Touches,
+    /// Whether the engine writes the observers' `InterestSet`s
+    /// ([`AoiPlugin::interest_sets`](crate::AoiPlugin::interest_sets)).
+    pub keeps_sets: bool,
     /// The largest step of this tick's stepping targets, with slack (0 between ticks).
     pub step_reach: f32,
     /// How many changed slots only stepped, in the last tick that had changes.
@@ -101,7 +104,13 @@ pub(crate) struct AoiIndex {
 }
 
 impl AoiIndex {
-    pub fn new(plane: Plane, kind: IndexKind, cell_size: CellSize, bounds: Option<AoiBounds>) -> Self {
+    pub fn new(
+        plane: Plane,
+        kind: IndexKind,
+        cell_size: CellSize,
+        bounds: Option<AoiBounds>,
+        keeps_sets: bool,
+    ) -> Self {
         let (side, chosen) = match cell_size {
             CellSize::Fixed(s) => (s, true),
             CellSize::Auto => (1.0, false),
@@ -133,6 +142,7 @@ impl AoiIndex {
             newly_owned: Vec::new(),
             released: Vec::new(),
             touches: Touches::default(),
+            keeps_sets,
             step_reach: 0.0,
             stepped: 0,
             step_limit: StepLimit::default(),

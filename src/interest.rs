@@ -203,7 +203,8 @@ impl PairEngine {
     /// Groups the changed observers by cell (and empties the lists of the changed slots that
     /// stopped observing, [`Self::flush_non_observers`]), then takes the observers' lists out of
     /// the index (`taken`) and the `InterestSet` buffers of those that saw something out of
-    /// their components (`taken_sets`), both in `groups.order`. An observer that saw nothing has
+    /// their components (`taken_sets`, none when the plugin keeps no sets), both in
+    /// `groups.order`. An observer that saw nothing has
     /// an empty set (it mirrors the list): it is not looked up, and it is only written back if
     /// it now sees something, so observers that see nothing before or after cost no component
     /// access (sparse maps are mostly those). The view layer writes the sets of the observers it
@@ -227,9 +228,9 @@ impl PairEngine {
         }
         self.taken_sets.clear();
         self.taken_sets.resize_with(self.taken.len(), Vec::new);
-        let (taken, slots) = (&self.taken, &index.slots);
+        let (taken, slots, keeps_sets) = (&self.taken, &index.slots, index.keeps_sets);
         let take = (self.groups.order.iter().zip(0..))
-            .filter(|&(&o, at)| !taken[at as usize].is_empty() && !slots[o as usize].owned());
+            .filter(|&(&o, at)| keeps_sets && !taken[at as usize].is_empty() && !slots[o as usize].owned());
         (self.set_visits).collect(take.map(|(&o, at)| (index.entities[o as usize], at)));
         let visit_set = |set: &mut InterestSet, buffer: &mut Vec<Entity>| *buffer = set.take();
         (self.set_visits).visit(sets, index.observers, &mut self.taken_sets, visit_set);

@@ -86,6 +86,19 @@ pub struct AoiPlugin {
     /// Keep the [`Watched`](crate::Watched) marker on targets seen by observers of the chosen
     /// layers. Default `None` (no marker, no counting).
     pub watched: Option<WatchedRule>,
+    /// Keep every observer's [`InterestSet`](crate::InterestSet). Default `true`.
+    ///
+    /// With `false` the plugin writes no `InterestSet` (they stay empty) and only the messages
+    /// (and [`Watchers`](crate::Watchers), [`Watched`](crate::Watched)) say who sees what: for
+    /// games that read [`EnterView`]/[`LeaveView`] and keep what they need themselves, as the
+    /// classic AOI libraries' enter and leave callbacks do. Keeping the sets sorted is about a
+    /// fifth of an update where everything moves (`README.md`, "Performance"), and 8 bytes per
+    /// visible pair. The view-model components ([`ViewHysteresis`](crate::ViewHysteresis),
+    /// [`EnterBudget`](crate::EnterBudget), [`ViewTiers`](crate::ViewTiers)) decide what a
+    /// set shows, so they need the sets: without them, an observer that has one is bad input
+    /// (kept out of the index, with a warning logged once). The `replicon` feature's
+    /// `AoiReplicationPlugin` reads the sets and panics when it is built beside `false`.
+    pub interest_sets: bool,
 }
 
 impl Default for AoiPlugin {
@@ -105,6 +118,7 @@ impl AoiPlugin {
             bounds: None,
             entity_events: false,
             watched: None,
+            interest_sets: true,
         }
     }
 }
@@ -143,7 +157,13 @@ impl Plugin for AoiPlugin {
             .init_resource::<PendingRemovals>()
             .init_resource::<PendingWatchers>()
             .insert_resource(AoiPairEngine(PairEngine::new(self.watched.map(WatchTracker::new))))
-            .insert_resource(AoiIndex::new(self.plane, self.index, self.cell_size, self.bounds));
+            .insert_resource(AoiIndex::new(
+                self.plane,
+                self.index,
+                self.cell_size,
+                self.bounds,
+                self.interest_sets,
+            ));
         for schedule in [self.schedule, PostStartup.intern()] {
             app.configure_sets(
                 schedule,

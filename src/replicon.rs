@@ -73,7 +73,8 @@ pub struct AoiClient(pub Entity);
 /// # Panics
 ///
 /// When the app is finished, if [`AoiPlugin`] or replicon's server (`RepliconPlugins` with the
-/// `server` feature) is missing.
+/// `server` feature) is missing, or if the `AoiPlugin` keeps no `InterestSet`s
+/// ([`AoiPlugin::interest_sets`] `false`).
 ///
 /// ```no_run
 /// use bevy_app::prelude::*;
@@ -114,6 +115,10 @@ impl Plugin for AoiReplicationPlugin {
         assert!(
             app.is_plugin_added::<AoiPlugin>(),
             "AoiReplicationPlugin needs AoiPlugin: add `AoiPlugin::default()` (or your configured AoiPlugin) to the app"
+        );
+        assert!(
+            app.get_added_plugins::<AoiPlugin>().iter().all(|p| p.interest_sets),
+            "AoiReplicationPlugin reads the observers' InterestSets: build AoiPlugin with `interest_sets: true` (the default)"
         );
         let world = app.world_mut();
         assert!(

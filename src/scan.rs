@@ -121,6 +121,9 @@ pub(crate) struct View<'a> {
     pub step_reach: f32,
     /// Where target scans mark the observers the view layer must look at, while it owns some.
     pub touches: Option<&'a Touches>,
+    /// Whether the scans edit their observers' `InterestSet` buffers (else the buffers are
+    /// empty and stay so: [`AoiIndex::keeps_sets`]).
+    pub keeps_sets: bool,
 }
 
 impl<'a> View<'a> {
@@ -134,6 +137,7 @@ impl<'a> View<'a> {
             always: &index.always,
             step_reach: index.step_reach,
             touches: (index.owned > 0).then_some(&index.touches),
+            keeps_sets: index.keeps_sets,
         }
     }
 }
@@ -288,12 +292,16 @@ fn recompute(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
     }
     scratch.entering.clear();
     scratch.leaving.clear();
+    // The view layer writes the sets of the observers it owns.
+    let edits_set = view.keeps_sets && !me.owned();
     if list.is_empty() {
         // Everything found entered: one run instead of a pair each (the first update's millions).
         if !found.is_empty() {
             scratch.enters.push_whole_list(o, found.len());
-            let entities = found.iter().map(|&t| view.entities[t as usize]);
-            scratch.entering.extend(entities);
+            if edits_set {
+                let entities = found.iter().map(|&t| view.entities[t as usize]);
+                scratch.entering.extend(entities);
+            }
         }
     } else {
         for &t in found.iter() {
@@ -302,21 +310,24 @@ fn recompute(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut V
                 *mark = e | 1;
             } else {
                 scratch.enters.push(o, t);
-                scratch.entering.push(view.entities[t as usize]);
+                if edits_set {
+                    scratch.entering.push(view.entities[t as usize]);
+                }
             }
         }
     }
     for &t in list.iter() {
         if scratch.marks[t as usize] == e {
             scratch.leaves.push((o, t));
-            scratch.leaving.push(view.entities[t as usize]);
+            if edits_set {
+                scratch.leaving.push(view.entities[t as usize]);
+            }
         }
     }
     list.clear();
     reserve_with_headroom(list, found.len());
     list.extend_from_slice(found);
-    // The view layer writes the sets of the observers it owns.
-    if !me.owned() {
+    if edits_set {
         merge_targets(set, &mut scratch.entering, &mut scratch.leaving);
     }
 }

@@ -1,6 +1,7 @@
 //! The self-check mode ([`AoiSettings::self_check_every`]): on sampled updates, every observer's
-//! `InterestSet` is recomputed by brute force and the first divergence is reported (observers
-//! with view-model components, whose sets depend on the past, are skipped).
+//! `InterestSet` (when the plugin keeps none, the index's list of what it sees) is recomputed by
+//! brute force and the first divergence is reported (observers with view-model components, whose
+//! sets depend on the past, are skipped).
 
 use bevy_ecs::prelude::*;
 
@@ -42,7 +43,16 @@ pub(crate) fn self_check(
         expected.extend(found.map(|(_, &target)| target));
         expected.sort_unstable();
         got.clear();
-        got.extend(sets.get(observer).into_iter().flat_map(InterestSet::iter));
+        if index.keeps_sets {
+            got.extend(sets.get(observer).into_iter().flat_map(InterestSet::iter));
+        } else {
+            // No sets: the index's list is what the messages said.
+            let list = index
+                .slot_of(observer)
+                .map_or(&[][..], |s| &index.lists[s as usize][..]);
+            got.extend(list.iter().map(|&t| entities[t as usize]));
+            got.sort_unstable();
+        }
         if *got == *expected {
             continue;
         }
@@ -50,9 +60,20 @@ pub(crate) fn self_check(
         // The first target on which the two differ, and which way.
         let extra = got.iter().find(|t| expected.binary_search(t).is_err());
         let missing = expected.iter().find(|t| got.binary_search(t).is_err());
+        let (is_extra, is_missing) = if index.keeps_sets {
+            (
+                "is in its InterestSet but should not be",
+                "should be in its InterestSet but is not",
+            )
+        } else {
+            (
+                "was entered by the messages but should not be seen",
+                "should be seen but was not entered",
+            )
+        };
         let (target, why) = match (extra, missing) {
-            (Some(&t), _) => (t, "is in its InterestSet but should not be"),
-            (None, Some(&t)) => (t, "should be in its InterestSet but is not"),
+            (Some(&t), _) => (t, is_extra),
+            (None, Some(&t)) => (t, is_missing),
             (None, None) => (observer, "InterestSet is not sorted"),
         };
         let t = index.slot_of(target).map(|s| &slots[s as usize]);

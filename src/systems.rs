@@ -46,12 +46,19 @@ type Moved = Or<(
 )>;
 
 /// The index's view of one entity's [`Tracked`] components: its position, its view (grown by
-/// its hysteresis margin), its rules, and whether it has view-model components.
+/// its hysteresis margin), its rules, and whether it has view-model components (bad input when
+/// the plugin keeps no `InterestSet`s: `keeps_sets` false).
 fn state<'a>(
     (position, range, rect, layers, visibility, instance, (hysteresis, budget, tiers)): QueryItem<'a, 'a, Tracked>,
+    keeps_sets: bool,
 ) -> (&'a Position, Sight, Rules, bool) {
     let margin = hysteresis.map_or(0.0, |h| h.margin);
-    let problem = if margin.is_nan() || margin < 0.0 {
+    let modelled = hysteresis.is_some() || budget || tiers.is_some();
+    let problem = if modelled && !keeps_sets {
+        Some(
+            "it has ViewHysteresis, EnterBudget or ViewTiers, which need InterestSets: remove it, or build AoiPlugin with `interest_sets: true`",
+        )
+    } else if margin.is_nan() || margin < 0.0 {
         Some("its ViewHysteresis margin is negative or NaN")
     } else {
         tiers.and_then(ViewTiers::problem)
@@ -65,8 +72,7 @@ fn state<'a>(
         (Some(range), None, None) => Sight::Radius(grow(range.radius)),
         (None, Some(rect), None) => Sight::Rect([grow(rect.half_width), grow(rect.half_height)]),
     };
-    let layered =
-        matches!(sight, Sight::Radius(_) | Sight::Rect(_)) && (hysteresis.is_some() || budget || tiers.is_some());
+    let layered = matches!(sight, Sight::Radius(_) | Sight::Rect(_)) && modelled;
     let layers = layers.copied().unwrap_or_default();
     let rules = Rules {
         member: layers.member,
@@ -87,8 +93,12 @@ pub(crate) fn update_index(
     settings: Res<AoiSettings>,
 ) {
     index.touches.begin();
+    let keeps_sets = index.keeps_sets;
     for entity in pending.0.drain(..) {
-        index.observe(entity, current.get(entity).ok().map(state));
+        index.observe(
+            entity,
+            current.get(entity).ok().map(|tracked| state(tracked, keeps_sets)),
+        );
     }
     // Slots are in space order, the ECS's entities in table order: each entity's slot is looked
     // up and asked for when the scan finds it, and the entity is observed `AHEAD` entities
@@ -98,7 +108,8 @@ pub(crate) fn update_index(
     let mut found = 0;
     for (entity, tracked) in &changed {
         let slot = index.prefetch_slot(entity);
-        if let Some((entity, slot, state)) = waiting[found % AHEAD].replace((entity, slot, state(tracked))) {
+        let state = state(tracked, keeps_sets);
+        if let Some((entity, slot, state)) = waiting[found % AHEAD].replace((entity, slot, state)) {
             index.observe_slot(entity, slot, Some(state));
         }
         found += 1;

@@ -346,3 +346,22 @@ fn a_client_that_connects_late_gets_only_what_it_sees() {
         "the late client should get its own player and what it sees, not {near}"
     );
 }
+
+#[test]
+#[should_panic(expected = "AoiReplicationPlugin reads the observers' InterestSets")]
+fn the_replication_plugin_refuses_an_aoi_plugin_without_sets() {
+    let mut app = App::new();
+    app.add_plugins((
+        TimePlugin,
+        StatesPlugin,
+        RepliconPlugins.set(ServerPlugin::new(PostUpdate)),
+    ));
+    app.add_plugins((
+        AoiPlugin {
+            interest_sets: false,
+            ..Default::default()
+        },
+        AoiReplicationPlugin,
+    ));
+    app.finish();
+}

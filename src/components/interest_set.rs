@@ -16,7 +16,8 @@ use pending::{PendingEdits, ROOM};
 /// [`AoiSystems::ComputeInterest`](crate::AoiSystems::ComputeInterest) (for an observer with
 /// [`ViewHysteresis`](crate::ViewHysteresis) or [`EnterBudget`](crate::EnterBudget), what those
 /// rules keep and let in), each target with its tier ([`ViewTiers`](crate::ViewTiers)), and how
-/// many targets wait for the budget.
+/// many targets wait for the budget. Empty when the plugin keeps no sets
+/// ([`AoiPlugin::interest_sets`](crate::AoiPlugin::interest_sets) `false`: messages only).
 ///
 /// Read-only for users (its contents can only be changed by the plugin; replacing it, directly
 /// or through reflection, leaves the set out of step with the index, since the plugin only

@@ -70,7 +70,7 @@ pub(super) fn flip_scan(
         }
     });
     // The view layer writes the sets of the observers it owns.
-    if !me.owned() {
+    if view.keeps_sets && !me.owned() {
         merge_targets(set, &mut scratch.entering, &mut scratch.leaving);
     }
 }

@@ -8,6 +8,7 @@ mod explain;
 mod harness;
 mod mixed_radii;
 mod model;
+mod no_sets;
 mod oracle;
 mod picture;
 mod reasons;

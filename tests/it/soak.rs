@@ -36,11 +36,13 @@ fn plugin(seed: u64) -> AoiPlugin {
             bounds: Some(AoiBounds::new_2d((-150.0, -150.0), (150.0, 150.0))),
             ..Default::default()
         },
+        // Seeds 14 and 19 keep no `InterestSet`s (view-model components are then bad input).
         _ => AoiPlugin {
             watched: Some(WatchedRule {
                 by_layers: 1,
                 linger_ticks: 2,
             }),
+            interest_sets: seed < 10,
             ..Default::default()
         },
     };

@@ -39,13 +39,15 @@ impl Checked {
         }
         // Every radius and half extent from 0 to +inf is valid; negative and NaN are not. A
         // rectangle needs a 2D plane, and an entity has one view or the other. Bad view-model
-        // components of an observer are bad input too.
+        // components of an observer are bad input too, and any when the plugin keeps no sets.
         let bad = |v: f32| v.is_nan() || v < 0.0;
         match (range, rect) {
             (Some(_), Some(_)) => return None,
             (Some(r), None) if bad(r.radius) => return None,
             (None, Some(v)) if bad(v.half_width) || bad(v.half_height) || dims == 3 => return None,
             (Some(_), None) | (None, Some(_)) if features.bad() => return None,
+            // Without sets, an observer with view-model components is bad input.
+            (Some(_), None) | (None, Some(_)) if features.any() && !self.plugin.interest_sets => return None,
             _ => {}
         }
         Some(p)

@@ -1,0 +1,133 @@
+//! `AoiPlugin::interest_sets` `false`: the messages stay exactly the brute-force diff while every
+//! `InterestSet` stays empty (the harness checks both after every update); view-model
+//! components are then bad input; the self-check reads what the messages said.
+
+use bevy_aoi::prelude::*;
+use bevy_app::App;
+use bevy_ecs::prelude::*;
+
+use crate::harness::{Checked, Scenario, on_each_index};
+
+fn no_sets() -> AoiPlugin {
+    AoiPlugin {
+        interest_sets: false,
+        ..AoiPlugin::default()
+    }
+}
+
+/// Seeded scenarios with moves, teleports, spawns, despawns, radius changes, bad input, rule
+/// changes and view-model components coming and going, on each index, every stepping observer
+/// taking the flip scan (`flip_scan_min_seen` 0) or none; returns how many updates had
+/// view-model components on some observer.
+fn run(seed: u64, ticks: usize, population: usize) -> usize {
+    let mut modelled = 0;
+    for (plugin, flip_scan_min_seen) in on_each_index(&no_sets()).flat_map(|p| [(p.clone(), 0), (p, usize::MAX)]) {
+        let mut sc = Scenario::new(seed, 150.0, 40.0, 20.0, plugin.plane);
+        let mut app = Checked::new(plugin);
+        app.world().insert_resource(AoiSettings {
+            flip_scan_min_seen,
+            ..Default::default()
+        });
+        for _ in 0..population {
+            sc.spawn(app.world());
+        }
+        app.update();
+        for _ in 0..ticks {
+            sc.step(app.world());
+            sc.step_rules(app.world());
+            sc.step_view_model(app.world());
+            app.update();
+            let world = app.world();
+            let mut q = world.query_filtered::<(), Or<(With<ViewHysteresis>, With<EnterBudget>, With<ViewTiers>)>>();
+            modelled += usize::from(q.iter(world).next().is_some());
+        }
+        assert!(
+            app.total_enters > 0 && app.total_leaves > 0,
+            "the scenario should exercise both enters and leaves"
+        );
+    }
+    modelled
+}
+
+#[test]
+fn without_sets_the_messages_match_brute_force_and_every_set_stays_empty() {
+    let mut modelled = 0;
+    for seed in [301, 302, 303] {
+        modelled += run(seed, 120, 120);
+    }
+    assert!(modelled > 0, "some updates should have had view-model components");
+}
+
+#[test]
+fn without_sets_an_observer_with_a_view_model_component_is_kept_out() {
+    let mut app = App::new();
+    app.add_plugins(no_sets());
+    let watcher = app
+        .world_mut()
+        .spawn((Position::new(0.0, 0.0), ViewRange::new(10.0), EnterBudget(4)))
+        .id();
+    let plain = app
+        .world_mut()
+        .spawn((Position::new(3.0, 0.0), ViewRange::new(10.0)))
+        .id();
+    app.update();
+    let enters: Vec<(Entity, Entity)> = app
+        .world_mut()
+        .resource_mut::<Messages<EnterView>>()
+        .drain()
+        .map(|m| (m.observer, m.target))
+        .collect();
+    assert!(
+        enters.is_empty(),
+        "{watcher} has an EnterBudget without sets, so it should be out of the index and no pair \
+         with it should enter (got {enters:?})"
+    );
+    // Without the component it is an ordinary observer again.
+    app.world_mut().entity_mut(watcher).remove::<EnterBudget>();
+    app.update();
+    let mut enters: Vec<(Entity, Entity)> = app
+        .world_mut()
+        .resource_mut::<Messages<EnterView>>()
+        .drain()
+        .map(|m| (m.observer, m.target))
+        .collect();
+    enters.sort();
+    let mut want = vec![(watcher, plain), (plain, watcher)];
+    want.sort();
+    assert_eq!(
+        enters, want,
+        "both should enter each other's view once the budget is gone"
+    );
+}
+
+#[test]
+fn without_sets_the_self_check_passes_a_correct_index_and_reads_the_messages_view() {
+    let mut app = Checked::new(no_sets());
+    app.world().insert_resource(AoiSettings {
+        self_check_every: 1,
+        ..Default::default()
+    });
+    let mut sc = Scenario::new(152, 120.0, 30.0, 10.0, Plane::XY);
+    for _ in 0..100 {
+        sc.spawn(app.world());
+    }
+    for _ in 0..40 {
+        sc.step(app.world());
+        sc.step_rules(app.world());
+        app.update();
+    }
+    let stats = app.world().resource::<AoiStats>().clone();
+    assert!(
+        stats.self_checks >= 40,
+        "every update should have been checked ({})",
+        stats.self_checks
+    );
+    assert_eq!(
+        stats.self_check_divergences, 0,
+        "a correct index should never diverge (the empty sets are not what it checks)"
+    );
+    assert!(
+        app.visible_pairs() > 0,
+        "the scenario should have visible pairs to check"
+    );
+}
