@@ -18,8 +18,8 @@ use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
 
 use baselines::{Lists, PlainGrid};
 use tables::{
-    contains_cost, crowd_teleport, fast_cost, index_cost, mixed_cost, rect_cost, rules_cost, scale_cost,
-    view_model_cost,
+    contains_cost, crowd_teleport, fast_cost, index_cost, messages_only_cost, mixed_cost, rect_cost, rules_cost,
+    scale_cost, view_model_cost,
 };
 use workload::{Kind, Walkers};
 
@@ -232,7 +232,8 @@ Usage: cargo bench --bench report -- [--quick] [FILTER]...
   FILTER   run only the scenarios and groups whose name contains it: the scenarios uniform1000,
            uniform10000, uniform50000, crowded2000, sparse_huge50000, moving550000,
            static50000 (so `uniform` or `sparse` work), the groups rules, mixed, fast,
-           rect, contains, index, view_model, scale; none runs everything
+           rect, contains, index, view_model, scale, messages_only; none runs
+           everything
   --quick  fewer ticks per scenario
   --help   print this";
 
@@ -259,13 +260,18 @@ fn main() {
         (Kind::Moving(5), 50_000, false),
         (Kind::Static, 50_000, false),
     ];
-    println!(
-        "| scenario | movement only | bevy_aoi own (1 thread) | bevy_aoi own (2 threads) | kd-tree rebuild | plain grid | brute force | answer floor | aoi/floor | kd/aoi | grid/aoi | brute/aoi | 1t/2t | same output 1t/2t | counts agree |"
-    );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    for (kind, n, brute) in plan {
+    let selected = |kind: Kind, n: usize| {
         let name = format!("{}{n}", kind.name());
-        if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
+        filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()))
+    };
+    if plan.iter().any(|&(kind, n, _)| selected(kind, n)) {
+        println!(
+            "| scenario | movement only | bevy_aoi own (1 thread) | bevy_aoi own (2 threads) | kd-tree rebuild | plain grid | brute force | answer floor | aoi/floor | kd/aoi | grid/aoi | brute/aoi | 1t/2t | same output 1t/2t | counts agree |"
+        );
+        println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    }
+    for (kind, n, brute) in plan {
+        if !selected(kind, n) {
             continue;
         }
         let r = scenario(kind, n, ticks, brute);
@@ -313,5 +319,8 @@ fn main() {
     }
     if filter.is_empty() || filter.iter().any(|f| "scale".contains(f.as_str())) {
         scale_cost(if quick { 3 } else { 5 });
+    }
+    if filter.is_empty() || filter.iter().any(|f| "messages_only".contains(f.as_str())) {
+        messages_only_cost(ticks);
     }
 }

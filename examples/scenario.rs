@@ -8,8 +8,8 @@
 //!
 //! `--help` lists the flags: `--scenario` (`uniform`, `crowded`, `sparse_huge`, `static`,
 //! `moving5`), `--entities`, `--ticks`, `--no-aoi` (movement only), `--single-thread`,
-//! `--index`, and view-model features on every observer: `--hysteresis MARGIN`, `--budget N`,
-//! `--tiers`.
+//! `--index`, `--no-sets` (`AoiPlugin::interest_sets` `false`), and view-model features on
+//! every observer: `--hysteresis MARGIN`, `--budget N`, `--tiers`.
 
 #[path = "../benches/workload.rs"]
 mod workload;
@@ -48,6 +48,9 @@ struct Args {
     /// The index: `grid` or `sorted-axes`.
     #[arg(long, default_value = "grid")]
     index: IndexKind,
+    /// Keep no `InterestSet`s (`AoiPlugin::interest_sets` `false`): the messages only.
+    #[arg(long)]
+    no_sets: bool,
     /// Every observer gets a `ViewHysteresis` with this margin (linger 3 ticks).
     #[arg(long)]
     hysteresis: Option<f32>,
@@ -70,6 +73,7 @@ fn main() {
     let walkers = workload::Walkers::new(args.scenario, args.entities, 0x00A0_1234);
     let plugin = AoiPlugin {
         index: args.index,
+        interest_sets: !args.no_sets,
         ..Default::default()
     };
     let mut app = workload::app_with_plugin(walkers, aoi.then_some(plugin), false);

@@ -1,14 +1,17 @@
 //! The report's other tables: the two indexes side by side, mixed radii, fast movers,
-//! rectangles, the rules' cost, `InterestSet::contains`, scale, and the view model (each
-//! selected by its filter word).
+//! rectangles, the rules' cost, `InterestSet::contains`, scale, the view model, and messages
+//! only (each selected by its filter word).
 
 use std::{hash::Hasher, time::Instant};
 
 use bevy_aoi::prelude::*;
 use bevy_ecs::{message::MessageCursor, prelude::*};
 
-use super::{SEED, WARMUP, median, time_app, time_app_with, timed};
-use crate::workload::{self, Kind, R, Walkers};
+use super::{Recorder, SEED, WARMUP, median, time_app, time_app_with, timed};
+use crate::{
+    baselines::{self, Lists, PlainGrid},
+    workload::{self, Kind, R, Walkers},
+};
 
 /// The two indexes side by side on every workload, one thread: the movement-only, grid and
 /// sorted-axes apps are updated in turn every tick; each index's own cost, their ratio, and
@@ -392,6 +395,69 @@ pub(crate) fn crowd_teleport() {
             first.join(", "),
             per_update.len(),
             per_update.iter().max().unwrap_or(&0)
+        );
+    }
+}
+
+/// Messages only (`AoiPlugin::interest_sets` `false`) beside the default plugin, one thread:
+/// the movement-only app and the two AOI apps updated in turn every tick, then the answer floor
+/// on the same positions; each AOI app's own cost, their ratio, the messages-only app against
+/// the floor, and whether both apps wrote the same message stream.
+pub(crate) fn messages_only_cost(ticks: usize) {
+    println!();
+    println!(
+        "| workload, 1 thread | with sets own | messages only own | messages only / with sets | messages only / floor | same messages |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for (kind, n) in [
+        (Kind::Uniform, 10_000),
+        (Kind::Uniform, 50_000),
+        (Kind::Crowded, 2_000),
+        (Kind::Moving(5), 50_000),
+        (Kind::SparseHuge, 50_000),
+    ] {
+        let walkers = Walkers::new(kind, n, SEED);
+        let messages_only = AoiPlugin {
+            interest_sets: false,
+            ..Default::default()
+        };
+        let mut apps = [
+            workload::app(walkers.clone(), false),
+            workload::app(walkers.clone(), true),
+            workload::app_with_plugin(walkers.clone(), Some(messages_only), false),
+        ];
+        one_thread(&mut apps[1..]);
+        let mut recorders = [Recorder::default(), Recorder::default()];
+        let (mut w, mut pos, mut truth, mut filler) = (walkers, Vec::new(), Lists::default(), PlainGrid::default());
+        let mut times: [Vec<f64>; 4] = Default::default();
+        for tick in 0..WARMUP + ticks {
+            let mut dt = [0.0; 4];
+            for (k, app) in apps.iter_mut().enumerate() {
+                dt[k] = timed(|| app.update()).0;
+                if k > 0 {
+                    recorders[k - 1].read(app, true);
+                }
+            }
+            w.step();
+            pos.clear();
+            pos.extend((0..w.len()).map(|i| w.pos(i)));
+            filler.fill(&pos, &mut truth);
+            let (t, (_, _, sink)) = timed(|| baselines::floor(&pos, &mut truth));
+            std::hint::black_box(sink);
+            dt[3] = t;
+            if tick >= WARMUP {
+                times.iter_mut().zip(dt).for_each(|(times, t)| times.push(t));
+            }
+        }
+        let [movement, with_sets, without, floor] = times.map(median);
+        let (with_sets, without) = (with_sets - movement, without - movement);
+        let [a, b] = recorders.map(|r| (r.total, r.hasher.finish()));
+        println!(
+            "| {} {n} | {with_sets:.3} ms | {without:.3} ms | {:.2} | {:.2} | {} |",
+            kind.name(),
+            without / with_sets,
+            without / floor,
+            a == b
         );
     }
 }
