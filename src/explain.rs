@@ -12,9 +12,9 @@ use crate::{
 };
 
 /// Why an observer does or does not see a target, as of the last AOI update (what its
-/// [`InterestSet`] says). [`Self::is_visible`] is exactly whether the set
-/// holds the target (for observers with view-model components, through
-/// [`Self::ViewModel`]).
+/// [`InterestSet`] says; without sets, [`AoiPlugin::interest_sets`](crate::AoiPlugin) `false`,
+/// what the messages said). [`Self::is_visible`] is exactly whether the set holds the target
+/// (for observers with view-model components, through [`Self::ViewModel`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ViewExplanation {
     /// The observer is not tracked: it has no `Position` (or the plugin is not added).
@@ -22,8 +22,8 @@ pub enum ViewExplanation {
     /// The observer has no [`ViewRange`] or [`ViewRect`].
     NotAnObserver,
     /// The observer is kept out of the index as bad input (a non-finite position, a bad radius
-    /// or rectangle, both a radius and a rectangle, or a position far outside the bounds); a
-    /// warning said which when it happened.
+    /// or rectangle, both a radius and a rectangle, a view-model component when the plugin keeps
+    /// no sets, or a position far outside the bounds); a warning said which when it happened.
     ObserverKeptOut,
     /// The target is not tracked: it has no `Position`.
     TargetNotTracked,
