@@ -285,4 +285,9 @@ impl Checked {
     pub fn visible_pairs(&self) -> usize {
         self.pairs.len()
     }
+
+    /// Whether the messages so far leave `(observer, target)` open (entered and not left).
+    pub fn opened(&self, observer: Entity, target: Entity) -> bool {
+        self.pairs.contains(&(observer, target))
+    }
 }

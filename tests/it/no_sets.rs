@@ -1,6 +1,7 @@
 //! `AoiPlugin::interest_sets` `false`: the messages stay exactly the brute-force diff while every
 //! `InterestSet` stays empty (the harness checks both after every update); view-model
-//! components are then bad input; the self-check reads what the messages said.
+//! components are then bad input; the self-check and `explain_view` follow what the messages
+//! said.
 
 use bevy_aoi::prelude::*;
 use bevy_app::App;
@@ -129,5 +130,39 @@ fn without_sets_the_self_check_passes_a_correct_index_and_reads_the_messages_vie
     assert!(
         app.visible_pairs() > 0,
         "the scenario should have visible pairs to check"
+    );
+}
+
+#[test]
+fn without_sets_explanations_agree_with_the_messages() {
+    let mut app = Checked::new(no_sets());
+    let mut sc = Scenario::new(153, 120.0, 30.0, 10.0, Plane::XY);
+    for _ in 0..80 {
+        sc.spawn(app.world());
+    }
+    let (mut checked, mut seen) = (0, 0);
+    for _ in 0..40 {
+        sc.step(app.world());
+        sc.step_rules(app.world());
+        app.update();
+        let world = app.world();
+        let everyone: Vec<Entity> = world.query::<Entity>().iter(world).collect();
+        let observers: Vec<Entity> = world.query_filtered::<Entity, With<ViewRange>>().iter(world).collect();
+        for &o in &observers {
+            for &t in &everyone {
+                let why = app.world().explain_view(o, t);
+                assert_eq!(
+                    why.is_visible(),
+                    app.opened(o, t),
+                    "explain_view({o}, {t}) = {why:?} should agree with the messages"
+                );
+                checked += 1;
+                seen += usize::from(why.is_visible());
+            }
+        }
+    }
+    assert!(
+        checked > 10_000 && seen > 100,
+        "the scenario should explain many pairs ({checked}, {seen} seen)"
     );
 }
