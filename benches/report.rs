@@ -128,6 +128,24 @@ impl Recorder {
     }
 }
 
+/// Updates each of `apps` once, in turn, timing each into `dt`; the messages of the AOI apps (all
+/// but the first) go to `recorders`, counted when `count`.
+fn update_in_turn(apps: &mut [bevy_app::App], recorders: &mut [Recorder], count: bool, dt: &mut [f64]) {
+    for (k, app) in apps.iter_mut().enumerate() {
+        dt[k] = timed(|| app.update()).0;
+        if k > 0 {
+            recorders[k - 1].read(app, count);
+        }
+    }
+}
+
+/// Steps the baselines' copy of the walkers and writes their positions to `pos`.
+fn step_positions(w: &mut Walkers, pos: &mut Vec<[f32; 2]>) {
+    w.step();
+    pos.clear();
+    pos.extend((0..w.len()).map(|i| w.pos(i)));
+}
+
 /// Runs `f`, returning how long it took in milliseconds and its result.
 fn timed<T>(f: impl FnOnce() -> T) -> (f64, T) {
     let t = Instant::now();
@@ -164,16 +182,9 @@ fn scenario(kind: Kind, n: usize, ticks: usize, with_brute: bool) -> Row {
     for tick in 0..WARMUP + ticks {
         let timing = tick >= WARMUP;
         let mut dt = [0.0; 7];
-        for (k, app) in apps.iter_mut().enumerate() {
-            dt[k] = timed(|| app.update()).0;
-            if k > 0 {
-                recorders[k - 1].read(app, timing);
-            }
-        }
+        update_in_turn(&mut apps, &mut recorders, timing, &mut dt);
         // The apps move in `Update` before their AOI runs, so the baselines step first too.
-        w.step();
-        pos.clear();
-        pos.extend((0..w.len()).map(|i| w.pos(i)));
+        step_positions(&mut w, &mut pos);
         let (t, kd) = timed(|| baselines::kdtree(&pos, &mut kd_lists));
         dt[3] = t;
         let (t, gr) = timed(|| grid.run(&pos, &mut grid_lists));

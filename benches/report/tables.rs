@@ -7,7 +7,7 @@ use std::{hash::Hasher, time::Instant};
 use bevy_aoi::prelude::*;
 use bevy_ecs::{message::MessageCursor, prelude::*};
 
-use super::{Recorder, SEED, WARMUP, median, time_app, time_app_with, timed};
+use super::{Recorder, SEED, WARMUP, median, step_positions, time_app, time_app_with, timed, update_in_turn};
 use crate::{
     baselines::{self, Lists, PlainGrid},
     workload::{self, Kind, R, Walkers},
@@ -432,15 +432,8 @@ pub(crate) fn messages_only_cost(ticks: usize) {
         let mut times: [Vec<f64>; 4] = Default::default();
         for tick in 0..WARMUP + ticks {
             let mut dt = [0.0; 4];
-            for (k, app) in apps.iter_mut().enumerate() {
-                dt[k] = timed(|| app.update()).0;
-                if k > 0 {
-                    recorders[k - 1].read(app, true);
-                }
-            }
-            w.step();
-            pos.clear();
-            pos.extend((0..w.len()).map(|i| w.pos(i)));
+            update_in_turn(&mut apps, &mut recorders, true, &mut dt);
+            step_positions(&mut w, &mut pos);
             filler.fill(&pos, &mut truth);
             let (t, (_, _, sink)) = timed(|| baselines::floor(&pos, &mut truth));
             std::hint::black_box(sink);

@@ -1,4 +1,5 @@
-//! The self-check mode: silent on a correct index through random scenarios, and it catches a
+//! The self-check mode: silent on a correct index through random scenarios (with `InterestSet`s,
+//! and without, where it checks what the messages said), and it catches a
 //! divergence injected into an `InterestSet` (the component replaced behind the plugin's back),
 //! which harms nothing else.
 
@@ -6,14 +7,15 @@ use bevy_aoi::prelude::*;
 
 use crate::harness::{Checked, Scenario};
 
-#[test]
-fn a_correct_index_passes_every_self_check() {
-    let mut app = Checked::new(AoiPlugin::default());
+/// A seeded scenario with rule changes, `plugin` self-checking every update: every check should
+/// pass.
+fn passes_every_self_check(plugin: AoiPlugin, seed: u64) {
+    let mut app = Checked::new(plugin);
     app.world().insert_resource(AoiSettings {
         self_check_every: 1,
         ..Default::default()
     });
-    let mut sc = Scenario::new(151, 120.0, 30.0, 10.0, Plane::XY);
+    let mut sc = Scenario::new(seed, 120.0, 30.0, 10.0, Plane::XY);
     for _ in 0..100 {
         sc.spawn(app.world());
     }
@@ -29,6 +31,25 @@ fn a_correct_index_passes_every_self_check() {
         stats.self_checks
     );
     assert_eq!(stats.self_check_divergences, 0, "a correct index should never diverge");
+    assert!(
+        app.visible_pairs() > 0,
+        "the scenario should have visible pairs to check"
+    );
+}
+
+#[test]
+fn a_correct_index_passes_every_self_check() {
+    passes_every_self_check(AoiPlugin::default(), 151);
+}
+
+#[test]
+fn without_sets_the_self_check_reads_what_the_messages_said() {
+    // The sets are empty: a check of them would diverge at once.
+    let no_sets = AoiPlugin {
+        interest_sets: false,
+        ..Default::default()
+    };
+    passes_every_self_check(no_sets, 152);
 }
 
 #[test]
