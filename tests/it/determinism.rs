@@ -5,13 +5,11 @@ use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
 
 use crate::harness::{Checked, INDEXES, Pairs, Scenario, SetsInOrder, drift};
 
-/// A checked app on `index`, parallel (four threads, every update split) or not.
-fn app(index: IndexKind, parallel: bool, flip_scan_min_seen: usize) -> Checked {
+/// A checked app of `plugin` (default: `AoiPlugin::default()` on `index`), parallel (four
+/// threads, every update split) or not.
+fn app_of(plugin: AoiPlugin, parallel: bool, flip_scan_min_seen: usize) -> Checked {
     ComputeTaskPool::get_or_init(|| TaskPoolBuilder::new().num_threads(4).build());
-    let mut app = Checked::new(AoiPlugin {
-        index,
-        ..Default::default()
-    });
+    let mut app = Checked::new(plugin);
     app.world().insert_resource(AoiSettings {
         parallel,
         min_parallel_changes: 0,
@@ -21,10 +19,33 @@ fn app(index: IndexKind, parallel: bool, flip_scan_min_seen: usize) -> Checked {
     app
 }
 
+/// [`app_of`] the default plugin on `index`.
+fn app(index: IndexKind, parallel: bool, flip_scan_min_seen: usize) -> Checked {
+    let plugin = AoiPlugin {
+        index,
+        ..Default::default()
+    };
+    app_of(plugin, parallel, flip_scan_min_seen)
+}
+
 /// The messages and the sets' iteration order of every update (`flip_scan_min_seen` 0: every
 /// stepping observer takes the flip scan).
 fn record(index: IndexKind, parallel: bool, flip_scan_min_seen: usize) -> (Vec<(Pairs, Pairs)>, Vec<SetsInOrder>) {
-    let mut app = app(index, parallel, flip_scan_min_seen);
+    let plugin = AoiPlugin {
+        index,
+        ..Default::default()
+    };
+    record_of(plugin, parallel, flip_scan_min_seen, true)
+}
+
+/// [`record`] for `plugin`, with view-model features (`view_model`) or without.
+fn record_of(
+    plugin: AoiPlugin,
+    parallel: bool,
+    flip_scan_min_seen: usize,
+    view_model: bool,
+) -> (Vec<(Pairs, Pairs)>, Vec<SetsInOrder>) {
+    let mut app = app_of(plugin, parallel, flip_scan_min_seen);
     let mut sc = Scenario::new(77, 400.0, 60.0, 0.0, Plane::XY);
     for _ in 0..600 {
         sc.spawn(app.world());
@@ -33,7 +54,9 @@ fn record(index: IndexKind, parallel: bool, flip_scan_min_seen: usize) -> (Vec<(
     for _ in 0..40 {
         sc.step(app.world());
         // Observers with view-model features are decided by the view layer, in order too.
-        sc.step_view_model(app.world());
+        if view_model {
+            sc.step_view_model(app.world());
+        }
         // Everyone drifts, so most of the work is parallel.
         drift(app.world(), |i| (if i % 2 == 0 { 3.0 } else { -2.0 }, 0.0));
         app.update();
@@ -66,6 +89,32 @@ fn message_order_is_identical_with(index: IndexKind, flip_scan_min_seen: usize) 
         multi,
         "two parallel runs should write the same sequence"
     );
+}
+
+#[test]
+fn messages_only_writes_the_sequence_of_the_sets_on_any_thread_count() {
+    for index in INDEXES {
+        let plugin = |interest_sets| AoiPlugin {
+            index,
+            interest_sets,
+            ..Default::default()
+        };
+        let with_sets = record_of(plugin(true), false, 0, false).0;
+        let single = record_of(plugin(false), false, 0, false).0;
+        let multi = record_of(plugin(false), true, 0, false).0;
+        assert!(
+            single.iter().map(|(e, l)| e.len() + l.len()).sum::<usize>() > 1000,
+            "the run should produce many messages"
+        );
+        assert_eq!(
+            single, multi,
+            "without sets, parallel and single-threaded runs should write the same messages in the same order"
+        );
+        assert_eq!(
+            single, with_sets,
+            "keeping no sets should not change the messages or their order"
+        );
+    }
 }
 
 /// The messages of walkers of one radius, a third of them standing still and a few jumping: the
