@@ -204,11 +204,11 @@ impl PairEngine {
     /// stopped observing, [`Self::flush_non_observers`]), then takes the observers' lists out of
     /// the index (`taken`) and the `InterestSet` buffers of those that saw something out of
     /// their components (`taken_sets`, none when the plugin keeps no sets), both in
-    /// `groups.order`. An observer that saw nothing has
-    /// an empty set (it mirrors the list): it is not looked up, and it is only written back if
-    /// it now sees something, so observers that see nothing before or after cost no component
-    /// access (sparse maps are mostly those). The view layer writes the sets of the observers it
-    /// owns: the scans leave their empty buffers alone.
+    /// `groups.order`. An observer that saw nothing has an empty set (it mirrors the list): it
+    /// is not looked up, and it is only written back if it now sees something, so observers
+    /// that see nothing before or after cost no component access (sparse maps are mostly
+    /// those). The view layer writes the sets of the observers it owns: the scans leave their
+    /// empty buffers alone.
     ///
     /// Not at once on two threads: measured (uniform 50k), the grouping and the take each took
     /// about twice as long beside the other as alone (both wait on memory), so nothing was won;

@@ -45,13 +45,12 @@ pub struct AoiSettings {
     /// Self-check mode: every this many AOI updates (0: never, the default), recompute every
     /// observer's `InterestSet` (without sets,
     /// [`AoiPlugin::interest_sets`](crate::AoiPlugin::interest_sets), what the messages said it
-    /// sees) by brute force after the update and compare. The first
-    /// divergence of a checked update is logged as an error with the pair, both positions, the
-    /// radius and the rules, and counted in [`AoiStats::self_check_divergences`]. A checked
-    /// update costs `O(n²)` rule tests for `n` tracked entities (10^8 at 10k: a fraction of a
-    /// second on one core): meant for tests, staging servers and bug hunts, with a large
-    /// interval in production. Observers with view-model components
-    /// ([`ViewHysteresis`](crate::ViewHysteresis), [`EnterBudget`](crate::EnterBudget),
+    /// sees) by brute force after the update and compare. The first divergence of a checked update
+    /// is logged as an error with the pair, both positions, the radius and the rules, and counted
+    /// in [`AoiStats::self_check_divergences`]. A checked update costs `O(n²)` rule tests for `n`
+    /// tracked entities (10^8 at 10k: a fraction of a second on one core): meant for tests, staging
+    /// servers and bug hunts, with a large interval in production. Observers with view-model
+    /// components ([`ViewHysteresis`](crate::ViewHysteresis), [`EnterBudget`](crate::EnterBudget),
     /// [`ViewTiers`](crate::ViewTiers)) are not checked: their sets depend on the past.
     pub self_check_every: u32,
 }

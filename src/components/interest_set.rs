@@ -403,8 +403,8 @@ pub(crate) fn merge_targets(targets: &mut Vec<Entity>, enters: &mut [Entity], le
     }
 }
 
-/// Removes `old` from a sorted buffer of targets and inserts `new` (each only if it is there, or
-/// not there), shifting only the entries between their places.
+/// Removes `old` from a sorted buffer of targets (if it is there) and inserts `new` (if it is not),
+/// shifting only the entries between their places.
 #[inline]
 fn replace_target(targets: &mut Vec<Entity>, old: Entity, new: Entity) {
     match (targets.binary_search(&old), targets.binary_search(&new)) {
