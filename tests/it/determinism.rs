@@ -5,8 +5,15 @@ use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
 
 use crate::harness::{Checked, INDEXES, Pairs, Scenario, SetsInOrder, drift};
 
-/// A checked app of `plugin` (default: `AoiPlugin::default()` on `index`), parallel (four
-/// threads, every update split) or not.
+/// The default plugin on `index`.
+fn plugin(index: IndexKind) -> AoiPlugin {
+    AoiPlugin {
+        index,
+        ..Default::default()
+    }
+}
+
+/// A checked app of `plugin`, parallel (four threads, every update split) or not.
 fn app_of(plugin: AoiPlugin, parallel: bool, flip_scan_min_seen: usize) -> Checked {
     ComputeTaskPool::get_or_init(|| TaskPoolBuilder::new().num_threads(4).build());
     let mut app = Checked::new(plugin);
@@ -21,21 +28,13 @@ fn app_of(plugin: AoiPlugin, parallel: bool, flip_scan_min_seen: usize) -> Check
 
 /// [`app_of`] the default plugin on `index`.
 fn app(index: IndexKind, parallel: bool, flip_scan_min_seen: usize) -> Checked {
-    let plugin = AoiPlugin {
-        index,
-        ..Default::default()
-    };
-    app_of(plugin, parallel, flip_scan_min_seen)
+    app_of(plugin(index), parallel, flip_scan_min_seen)
 }
 
 /// The messages and the sets' iteration order of every update (`flip_scan_min_seen` 0: every
 /// stepping observer takes the flip scan).
 fn record(index: IndexKind, parallel: bool, flip_scan_min_seen: usize) -> (Vec<(Pairs, Pairs)>, Vec<SetsInOrder>) {
-    let plugin = AoiPlugin {
-        index,
-        ..Default::default()
-    };
-    record_of(plugin, parallel, flip_scan_min_seen, true)
+    record_of(plugin(index), parallel, flip_scan_min_seen, true)
 }
 
 /// [`record`] for `plugin`, with view-model features (`view_model`) or without.
@@ -94,14 +93,13 @@ fn message_order_is_identical_with(index: IndexKind, flip_scan_min_seen: usize) 
 #[test]
 fn messages_only_writes_the_sequence_of_the_sets_on_any_thread_count() {
     for index in INDEXES {
-        let plugin = |interest_sets| AoiPlugin {
-            index,
+        let keeping = |interest_sets| AoiPlugin {
             interest_sets,
-            ..Default::default()
+            ..plugin(index)
         };
-        let with_sets = record_of(plugin(true), false, 0, false).0;
-        let single = record_of(plugin(false), false, 0, false).0;
-        let multi = record_of(plugin(false), true, 0, false).0;
+        let with_sets = record_of(keeping(true), false, 0, false).0;
+        let single = record_of(keeping(false), false, 0, false).0;
+        let multi = record_of(keeping(false), true, 0, false).0;
         assert!(
             single.iter().map(|(e, l)| e.len() + l.len()).sum::<usize>() > 1000,
             "the run should produce many messages"

@@ -59,6 +59,18 @@ fn without_sets_the_messages_match_brute_force_and_every_set_stays_empty() {
     assert!(modelled > 0, "some updates should have had view-model components");
 }
 
+/// The pending `EnterView`s as (observer, target), sorted; none are left.
+fn drain_enters(app: &mut App) -> Vec<(Entity, Entity)> {
+    let mut enters: Vec<(Entity, Entity)> = app
+        .world_mut()
+        .resource_mut::<Messages<EnterView>>()
+        .drain()
+        .map(|m| (m.observer, m.target))
+        .collect();
+    enters.sort();
+    enters
+}
+
 #[test]
 fn without_sets_an_observer_with_a_view_model_component_is_kept_out() {
     let mut app = App::new();
@@ -72,12 +84,7 @@ fn without_sets_an_observer_with_a_view_model_component_is_kept_out() {
         .spawn((Position::new(3.0, 0.0), ViewRange::new(10.0)))
         .id();
     app.update();
-    let enters: Vec<(Entity, Entity)> = app
-        .world_mut()
-        .resource_mut::<Messages<EnterView>>()
-        .drain()
-        .map(|m| (m.observer, m.target))
-        .collect();
+    let enters = drain_enters(&mut app);
     assert!(
         enters.is_empty(),
         "{watcher} has an EnterBudget without sets, so it should be out of the index and no pair \
@@ -86,13 +93,7 @@ fn without_sets_an_observer_with_a_view_model_component_is_kept_out() {
     // Without the component it is an ordinary observer again.
     app.world_mut().entity_mut(watcher).remove::<EnterBudget>();
     app.update();
-    let mut enters: Vec<(Entity, Entity)> = app
-        .world_mut()
-        .resource_mut::<Messages<EnterView>>()
-        .drain()
-        .map(|m| (m.observer, m.target))
-        .collect();
-    enters.sort();
+    let enters = drain_enters(&mut app);
     let mut want = vec![(watcher, plain), (plain, watcher)];
     want.sort();
     assert_eq!(

@@ -46,7 +46,6 @@ impl Checked {
             (Some(r), None) if bad(r.radius) => return None,
             (None, Some(v)) if bad(v.half_width) || bad(v.half_height) || dims == 3 => return None,
             (Some(_), None) | (None, Some(_)) if features.bad() => return None,
-            // Without sets, an observer with view-model components is bad input.
             (Some(_), None) | (None, Some(_)) if features.any() && !self.plugin.interest_sets => return None,
             _ => {}
         }
