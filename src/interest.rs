@@ -60,6 +60,7 @@ use sets::SetVisits;
 use crate::{
     components::InterestSet,
     index::AoiIndex,
+    parallel::{join, run_jobs},
     prefetch::prefetch,
     scan::{self, Out, TaskBuffers, View},
     slot::Change,
@@ -373,37 +374,4 @@ fn scan_targets(scratch: &mut [TaskBuffers], index: &AoiIndex, changed_observers
         }
     };
     run_jobs(pool, changes.chunks(per_task).zip(out.iter_mut()), &run);
-}
-
-/// Runs `a` and `b`, at once on `pool` (`b` on the calling thread) or one after the other
-/// without one; their results.
-pub(crate) fn join<A: Send, B>(pool: Option<&TaskPool>, a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
-    match pool {
-        Some(pool) => {
-            let (mut first, mut second) = (None, None);
-            pool.scope(|sc| {
-                let first = &mut first;
-                sc.spawn(async move { *first = Some(a()) });
-                second = Some(b());
-            });
-            let done = "both halves of a join should have run when its scope ended";
-            (first.expect(done), second.expect(done))
-        }
-        None => (a(), b()),
-    }
-}
-
-/// Runs every job, each as a task on `pool`, or in order on this thread without one. Jobs write
-/// only to what they own, so the results do not depend on which way they ran.
-fn run_jobs<J: Send>(pool: Option<&TaskPool>, jobs: impl IntoIterator<Item = J>, run: &(impl Fn(J) + Sync)) {
-    match pool {
-        Some(pool) => {
-            pool.scope(|sc| {
-                for job in jobs {
-                    sc.spawn(async move { run(job) });
-                }
-            });
-        }
-        None => jobs.into_iter().for_each(run),
-    }
 }

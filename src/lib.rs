@@ -8,6 +8,7 @@ mod index;
 mod interest;
 mod lists;
 mod messages;
+mod parallel;
 mod plugin;
 mod prefetch;
 mod radix;

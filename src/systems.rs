@@ -6,8 +6,9 @@ use bevy_tasks::{ComputeTaskPool, TaskPool};
 use crate::{
     components::{PendingRemovals, Position, ViewRange, ViewRect},
     index::AoiIndex,
-    interest::{AoiPairEngine, PairEngine, Parallelism, Sets, join},
+    interest::{AoiPairEngine, PairEngine, Parallelism, Sets},
     messages::{EnterReason, EnterView, LeaveReason, LeaveView, TierChanged},
+    parallel::join,
     prefetch::AHEAD,
     rules::{AoiInstance, AoiLayers, AoiVisibility, PendingWatchers, Watchers},
     settings::{AoiSettings, AoiStats},
@@ -268,7 +269,7 @@ pub(crate) fn write_messages(
     stats.leaves = leaves;
     tier_writer.write_batch(layer.tier_changes.iter().copied());
     index.end_messages();
-    index.renumber_if_scattered();
+    index.renumber_if_scattered(task_pool(&settings));
     stats.renumbers = index.renumbers();
 }
 

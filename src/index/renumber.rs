@@ -2,14 +2,20 @@
 
 use bevy_ecs::entity::Entity;
 
+use bevy_tasks::TaskPool;
+
 use super::AoiIndex;
-use crate::slot::Slot;
+use crate::{
+    parallel::run_jobs,
+    prefetch::{AHEAD, prefetch},
+    slot::Slot,
+};
 
 impl AoiIndex {
     /// Renumbers the slots so that entities of neighbouring cells have neighbouring numbers:
     /// indexed slots in row-major cell order, then tracked slots outside the grid, then free
     /// slots. Only runs between ticks (the shortlist is empty).
-    pub(super) fn renumber(&mut self) {
+    pub(super) fn renumber(&mut self, pool: Option<&TaskPool>) {
         debug_assert!(self.changes.is_empty(), "slots should only be renumbered between ticks");
         debug_assert!(
             self.turns.is_empty(),
@@ -51,9 +57,7 @@ impl AoiIndex {
             cell.members.iter_mut().for_each(|m| remap(&mut m.slot));
             cell.pos.remap_slots(remap);
         }
-        for list in &mut self.lists {
-            list.iter_mut().for_each(remap);
-        }
+        remap_lists(&mut self.lists, &new_of_old, pool);
         self.by_entity.remap_slots(remap);
         for list in self.always.values_mut() {
             list.iter_mut().for_each(remap);
@@ -91,6 +95,22 @@ impl AoiIndex {
             );
         }
     }
+}
+
+/// Renames every slot in `lists` by `new_of_old`: most of a renumbering's work (uniform 50k:
+/// 3.9 M entries in 50k buffers scattered over the heap). Each list is asked for `AHEAD` lists
+/// ahead, and with `pool` the lists are split in one part per thread.
+fn remap_lists(lists: &mut [Vec<u32>], new_of_old: &[u32], pool: Option<&TaskPool>) {
+    let remap = |part: &mut [Vec<u32>]| {
+        for i in 0..part.len() {
+            if let Some(next) = part.get(i + AHEAD) {
+                prefetch(next);
+            }
+            part[i].iter_mut().for_each(|s| *s = new_of_old[*s as usize]);
+        }
+    };
+    let threads = pool.map_or(1, TaskPool::thread_num);
+    run_jobs(pool, lists.chunks_mut(lists.len().div_ceil(threads).max(1)), &remap);
 }
 
 /// Moves `v[i]` to `v[new_of_old[i]]` (a permutation: every `fill` is overwritten).

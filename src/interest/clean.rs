@@ -5,10 +5,11 @@
 use bevy_ecs::entity::Entity;
 use bevy_tasks::TaskPool;
 
-use super::{Sets, join, prefetch_set};
+use super::{Sets, prefetch_set};
 use crate::{
     index::AoiIndex,
     lists::remove_seen,
+    parallel::join,
     prefetch::{AHEAD, prefetch, prefetch_end},
     radix::sort_by_u32_key,
     scan::{TaskBuffers, WHOLE_LIST},

@@ -60,6 +60,12 @@ fn record_of(
         drift(app.world(), |i| (if i % 2 == 0 { 3.0 } else { -2.0 }, 0.0));
         app.update();
     }
+    // Renumbering rewrites every list, split over the threads when there are some.
+    let renumbers = app.world().resource::<AoiStats>().renumbers;
+    assert!(
+        renumbers > 0,
+        "the drift should make the index renumber its slots (did {renumbers} times)"
+    );
     (app.log, app.sets_log)
 }
 
