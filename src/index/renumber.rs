@@ -1,7 +1,6 @@
 //! Renumbering slots in space order, so neighbours have neighbouring numbers.
 
 use bevy_ecs::entity::Entity;
-
 use bevy_tasks::TaskPool;
 
 use super::AoiIndex;
