@@ -34,16 +34,22 @@ type ViewModel = (
     Option<&'static ViewTiers>,
 );
 /// Entities whose position, range or rules were written since the last AOI update.
+///
+/// Nested by how common the components are: Bevy's `Or` checks, for every entity it scans, each
+/// member's "is in this archetype" flag, then all of them again when nothing changed; a nested
+/// `Or` absent from the archetype is one flag. Measured (callgrind per update, one thread, 50k,
+/// entities with `Position` and `ViewRange` only): nothing moving 3.80 → 2.75 M instructions
+/// (the movement alone 1.28 M), 5% moving 35.51 → 34.52 M, against one flat `Or` of nine.
 type Moved = Or<(
     Changed<Position>,
     Changed<ViewRange>,
-    Changed<ViewRect>,
-    Changed<AoiLayers>,
-    Changed<AoiVisibility>,
-    Changed<AoiInstance>,
-    Changed<ViewHysteresis>,
-    Changed<EnterBudget>,
-    Changed<ViewTiers>,
+    Or<(
+        Changed<AoiLayers>,
+        Changed<AoiInstance>,
+        Changed<AoiVisibility>,
+        Changed<ViewRect>,
+    )>,
+    Or<(Changed<ViewHysteresis>, Changed<EnterBudget>, Changed<ViewTiers>)>,
 )>;
 
 /// The index's view of one entity's [`Tracked`] components: its position, its view (grown by
