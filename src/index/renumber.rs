@@ -166,7 +166,9 @@ mod tests {
                     slot
                 })
                 .collect();
-            let mut entities: Vec<Entity> = (0..n as u32).map(Entity::from_raw_u32).map(Option::unwrap).collect();
+            let mut entities: Vec<Entity> = (0..n as u32)
+                .map(|i| Entity::from_raw_u32(i).expect("a small index should make a valid entity"))
+                .collect();
             let mut lists: Vec<Vec<u32>> = (0..n as u32).map(|i| vec![i; i as usize % 3]).collect();
             let expected = new_of_old.clone();
             permute(&mut new_of_old, &mut slots, &mut entities, &mut lists);
