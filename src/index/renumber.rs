@@ -64,6 +64,9 @@ impl AoiIndex {
         self.wide.slots.iter_mut().for_each(remap);
         self.unsettled.iter_mut().for_each(remap);
         permute(&mut new_of_old, &mut self.slots, &mut self.entities, &mut self.lists);
+        trim_slack(&mut self.slots);
+        trim_slack(&mut self.entities);
+        trim_slack(&mut self.lists);
         self.renumbered += 1;
         #[cfg(debug_assertions)]
         self.check_links();
@@ -143,10 +146,43 @@ fn permute(new_of_old: &mut [u32], slots: &mut [Slot], entities: &mut [Entity], 
     }
 }
 
+/// Gives back the room `v`'s growth left beyond an eighth to spare (the slack the lists keep,
+/// [`reserve_with_headroom`](crate::components::reserve_with_headroom)): after `Vec`'s doubling
+/// up to half of a per-slot array can be unused. The copies [`permute`] replaced left each array
+/// at its exact length; in place, this keeps the index's memory within an eighth of that
+/// (the churn test's level), and only reallocates after the slots grew.
+fn trim_slack<T>(v: &mut Vec<T>) {
+    let keep = v.len() + v.len() / 8;
+    if v.capacity() > keep {
+        v.shrink_to(keep);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::test_draws::Draws;
+
+    #[test]
+    fn trim_slack_gives_back_room_beyond_an_eighth_and_leaves_the_rest() {
+        let mut grown: Vec<u32> = Vec::with_capacity(1000);
+        grown.extend(0..100);
+        trim_slack(&mut grown);
+        assert!(
+            (112..200).contains(&grown.capacity()),
+            "100 entries should keep room for about 112, not {}",
+            grown.capacity()
+        );
+        assert_eq!(grown, (0..100).collect::<Vec<_>>(), "trimming should keep the entries");
+        let mut snug: Vec<u32> = Vec::with_capacity(110);
+        snug.extend(0..100);
+        let at = snug.as_ptr();
+        trim_slack(&mut snug);
+        assert!(
+            snug.capacity() == 110 && core::ptr::eq(at, snug.as_ptr()),
+            "a buffer within an eighth of its length should be left where it is"
+        );
+    }
 
     /// Every slot's record, entity and list lands at its new number, for shuffled permutations
     /// of several sizes.
