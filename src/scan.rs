@@ -218,9 +218,15 @@ fn scan_cells<'g>(
 ) {
     let grid = view.grid;
     let mine = grid.window_axes(me.p, extent, me.rules.instance);
+    let on_plane = !grid.with_z();
     for &c in cells {
         let cell = &grid.cells[c as usize];
-        if mine.contains(cell.key) {
+        let inside = if on_plane {
+            mine.contains_on_plane(cell.key)
+        } else {
+            mine.contains(cell.key)
+        };
+        if inside {
             each(cell, grid.slab(c, me.member_index as usize, me.p[0], extent[0]));
         }
     }

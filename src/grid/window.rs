@@ -21,6 +21,19 @@ impl Window {
         (0..4).all(|i| k[i] >= self.lo[i] && k[i] <= self.hi[i])
     }
 
+    /// [`Self::contains`] for a cell of a plane's grid (no third axis) in the window's own
+    /// instance, as every cell a view's scan looks at is: only the two plane axes can differ.
+    /// Measured (callgrind per update, one thread): uniform 10k 68.00 → 67.25 M instructions,
+    /// 50k 346.43 → 342.57 M, 5% moving 50k 34.52 → 34.37 M.
+    #[inline]
+    pub fn contains_on_plane(&self, k: CellKey) -> bool {
+        debug_assert!(
+            [k[2], self.lo[2], self.hi[2]] == [0; 3] && k[3] == self.lo[3] && k[3] == self.hi[3],
+            "a plane's window and cell should have no third axis and share the instance"
+        );
+        (k[0] >= self.lo[0]) & (k[0] <= self.hi[0]) & (k[1] >= self.lo[1]) & (k[1] <= self.hi[1])
+    }
+
     /// Every cell of one instance.
     pub fn whole(instance: u32) -> Window {
         let i = instance as i32;
@@ -268,6 +281,23 @@ mod tests {
                     "the window of cell {key:?} widened by {r} should be the union of its corners' windows"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn contains_on_plane_agrees_with_contains_for_a_plane_grid() {
+        let grid = Grid::new(10.0, 2, None, IndexKind::Grid);
+        let mut draws = Draws::new(11);
+        let mut coordinate = || draws.below(200) as f32 - 100.0;
+        for _ in 0..2000 {
+            let (p, r) = ([coordinate(), coordinate(), 0.0], coordinate().abs() / 4.0);
+            let w = grid.window_axes(p, [r; 3], 3);
+            let k = grid.key([coordinate(), coordinate(), 0.0], 3);
+            assert_eq!(
+                w.contains_on_plane(k),
+                w.contains(k),
+                "the plane's test should answer as the four-axis one for cell {k:?} and window {w:?}"
+            );
         }
     }
 
