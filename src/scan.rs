@@ -19,12 +19,13 @@ use bevy_ecs::entity::Entity;
 mod flip;
 mod target;
 
-use flip::flip_scan;
+use flip::{FlipRun, flip_scan, flip_scan_batch};
 pub(crate) use target::target;
 
 use crate::{
     components::{merge_targets, reserve_with_headroom},
-    grid::{Cell, Grid, Member},
+    config::IndexKind,
+    grid::{Cell, FLIP_BATCH, Grid, Member},
     index::{AoiIndex, Touches},
     prefetch::prefetch,
     slot::Slot,
@@ -55,6 +56,8 @@ pub(crate) struct TaskBuffers {
     /// They join the target scans' results, whose lists they edit.
     pub clean_enters: Enters,
     pub clean_leaves: Vec<(u32, u32)>,
+    /// The runs with flips of a batch of flip scans, by observer ([`flip_scan_batch`]).
+    flip_runs: Vec<FlipRun>,
 }
 
 impl TaskBuffers {
@@ -167,25 +170,50 @@ pub(crate) fn observer_group(
     let mut cells = core::mem::take(&mut scratch.cells);
     cells.clear();
     grid.cells_around(cell, &window, &mut cells);
-    for (i, &o) in observers.iter().enumerate() {
+    // The stepping observers that take the plain flip scan share their passes over the cells,
+    // up to `FLIP_BATCH` at a time; the others are scanned one by one. (A sorted instance is one
+    // cell, scanned by each observer's own slab.)
+    let batches = grid.kind() == IndexKind::Grid;
+    let any_clean = cells.iter().any(|&c| grid.cells[c as usize].clean.all > 0);
+    let mut i = 0;
+    while i < observers.len() {
+        let batch = observers[i..]
+            .iter()
+            .take(if batches { FLIP_BATCH } else { 0 })
+            .take_while(|&&o| flip::batches(&view.slots[o as usize], any_clean))
+            .count();
+        if batch >= 2 {
+            let (lists, lists_after) = out.lists[i..].split_at_mut(batch);
+            let (sets, sets_after) = out.sets[i..].split_at_mut(batch);
+            let next = first_of(lists_after, sets_after, out.next);
+            flip_scan_batch(view, &observers[i..i + batch], &cells, lists, sets, next, scratch);
+            i += batch;
+            continue;
+        }
         // The next observer's list and set live elsewhere on the heap and are read first thing:
         // ask for them now, while this observer's scan runs.
-        let next = match (out.lists.get(i + 1), out.sets.get(i + 1)) {
-            (Some(list), Some(set)) => Some((&list[..], &set[..])),
-            _ => out.next,
-        };
-        if let Some((list, set)) = next {
+        if let Some((list, set)) = first_of(&out.lists[i + 1..], &out.sets[i + 1..], out.next) {
             prefetch(list);
             prefetch(set);
         }
-        let (list, set) = (&mut out.lists[i], &mut out.sets[i]);
+        let (o, list, set) = (observers[i], &mut out.lists[i], &mut out.sets[i]);
         if view.slots[o as usize].stepping() {
             flip_scan(view, o, &cells, list, set, scratch);
         } else {
             recompute(view, o, &cells, list, set, scratch);
         }
+        i += 1;
     }
     scratch.cells = cells;
+}
+
+/// The first of `lists` and `sets` (the next observers' to scan), else `or`.
+fn first_of<'a>(
+    lists: &'a [Vec<u32>],
+    sets: &'a [Vec<Entity>],
+    or: Option<(&'a [u32], &'a [Entity])>,
+) -> Option<(&'a [u32], &'a [Entity])> {
+    lists.first().zip(sets.first()).map(|(l, s)| (&l[..], &s[..])).or(or)
 }
 
 /// Calls `hit` with every member of `cells` within observer `me`'s

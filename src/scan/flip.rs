@@ -1,19 +1,23 @@
 //! The flip scan of a stepping observer: both ends of each pair where they were at the start
 //! of the tick and where they are now, a pair touched only where the answers differ; where it
-//! may, the same distances judge the unchanged observers' views of it as a target.
+//! may, the same distances judge the unchanged observers' views of it as a target. Stepping
+//! observers of one cell that take the plain form share their passes over the cells
+//! ([`flip_scan_batch`]).
 
 use core::ops::Range;
 
 use bevy_ecs::entity::Entity;
 
 use super::{
-    Enters, TaskBuffers, View, scan_cells,
+    Enters, TaskBuffers, View, first_of, scan_cells,
     target::{judge_clean_observers, judge_into, judges_every_seer},
 };
 use crate::{
     components::merge_targets,
-    grid::{Cell, FlipShape},
+    grid::{Cell, FLIP_BATCH, FlipShape},
     lists::remove_seen,
+    prefetch::prefetch,
+    slot::Slot,
     visibility::{ObserverState, TargetState},
 };
 
@@ -73,6 +77,100 @@ pub(super) fn flip_scan(
     if view.keeps_sets && !me.owned() {
         merge_targets(set, &mut scratch.entering, &mut scratch.leaving);
     }
+}
+
+/// Whether a changed observer's scan may share its passes over the cells with others of its
+/// group ([`flip_scan_batch`]): it steps, its view is a disc, and it takes the plain flip scan
+/// (it does not judge clean observers as a target in any of the group's cells, `any_clean`
+/// saying whether one holds a clean observer).
+#[inline]
+pub(super) fn batches(me: &Slot, any_clean: bool) -> bool {
+    me.stepping() && me.rect.is_none() && !(me.flip_scans_as_target() && any_clean)
+}
+
+/// The flip scans of up to [`FLIP_BATCH`] observers of one group that [`batches`] allows, as
+/// [`flip_scan`] of each would do them: their masks computed in one pass over the group's
+/// cells, each block of positions loaded once for all of them, then each observer's flips
+/// recorded in its turn, in the order its own scan finds them (so the messages are the same).
+/// The cells are not narrowed to each observer's own window: a cell outside it holds no member
+/// within its reach at either end, so no flip of it. `next` is the list and set of the observer
+/// scanned after the batch, asked for ahead with the batch's own.
+pub(super) fn flip_scan_batch(
+    view: View,
+    os: &[u32],
+    cells: &[u32],
+    lists: &mut [Vec<u32>],
+    sets: &mut [Vec<Entity>],
+    next: Option<(&[u32], &[Entity])>,
+    scratch: &mut TaskBuffers,
+) {
+    debug_assert!(os.len() <= FLIP_BATCH && os.len() == lists.len() && os.len() == sets.len());
+    let mut views = [([0.0f32; 3], [0.0f32; 3], 0.0f32); FLIP_BATCH];
+    for (v, &o) in views.iter_mut().zip(os) {
+        let me = &view.slots[o as usize];
+        *v = (me.p, view.starts[o as usize], me.r2);
+    }
+    let views = &views[..os.len()];
+    // Row `i` of `runs` holds observer `i`'s runs of members with a flip, `counts[i]` of them:
+    // every run is written, and kept by counting it only if it flips (no branch on the answers).
+    let row: usize = cells.iter().map(|&c| view.grid.cells[c as usize].pos.run_count()).sum();
+    let mut runs = core::mem::take(&mut scratch.flip_runs);
+    if runs.len() < FLIP_BATCH * row {
+        runs.resize(FLIP_BATCH * row, FlipRun::default());
+    }
+    let mut counts = [0usize; FLIP_BATCH];
+    let with_z = view.grid.with_z();
+    for &c in cells {
+        let cell = &view.grid.cells[c as usize];
+        cell.pos.flips_many(views, with_z, |i, first, bits, inside| {
+            runs[i * row + counts[i]] = FlipRun {
+                cell: c,
+                first: first as u32,
+                bits,
+                inside,
+            };
+            counts[i] += usize::from(bits != 0);
+        });
+    }
+    for (i, &o) in os.iter().enumerate() {
+        // As the group's own loop does: the next observer's list and set while this one's flips
+        // are recorded.
+        if let Some((list, set)) = first_of(&lists[i + 1..], &sets[i + 1..], next) {
+            prefetch(list);
+            prefetch(set);
+        }
+        let me = &view.slots[o as usize];
+        scratch.entering.clear();
+        scratch.leaving.clear();
+        let mut flips = Flips {
+            view,
+            o,
+            layers: me.rules.sees,
+            list: &mut lists[i],
+            entering: &mut scratch.entering,
+            leaving: &mut scratch.leaving,
+            enters: &mut scratch.enters,
+            leaves: &mut scratch.leaves,
+        };
+        for run in &runs[i * row..i * row + counts[i]] {
+            let cell = &view.grid.cells[run.cell as usize];
+            flips.record(cell, run.first as usize, run.bits, run.inside);
+        }
+        if view.keeps_sets && !me.owned() {
+            merge_targets(&mut sets[i], &mut scratch.entering, &mut scratch.leaving);
+        }
+    }
+    scratch.flip_runs = runs;
+}
+
+/// A run of members (from `first`, in `cell`) with flips of one observer of a
+/// [`flip_scan_batch`]: bit `j` of `bits` for member `first + j`, entering if set in `inside`.
+#[derive(Clone, Copy, Default)]
+pub(super) struct FlipRun {
+    cell: u32,
+    first: u32,
+    bits: u64,
+    inside: u64,
 }
 
 /// Where a flip scan records its observer's flips: the observer's list, the targets entering and

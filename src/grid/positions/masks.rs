@@ -72,6 +72,25 @@ pub(super) fn disc_masks_both_ways<const WITH_Z: bool>(
     masks
 }
 
+/// [`disc_masks`] of a flip scan for several observers at once, each block loaded once for
+/// all of them: `views[i]` is observer `i`'s position now, its start position and its squared
+/// radius; `acc[i]` gets its two masks (members within its disc now, at the start).
+#[inline(always)]
+pub(super) fn disc_masks_many<const WITH_Z: bool>(
+    blocks: &[Block],
+    views: &[([f32; 3], [f32; 3], f32)],
+    acc: &mut [(u64, u64)],
+) {
+    acc.iter_mut().for_each(|a| *a = (0, 0));
+    for (k, block) in blocks.iter().enumerate() {
+        for (a, &(now, start, r2)) in acc.iter_mut().zip(views) {
+            let r2 = [r2; LANES];
+            a.0 |= u64::from(lanes_within::<WITH_Z>(&block.now, now, &r2)) << (k * LANES);
+            a.1 |= u64::from(lanes_within::<WITH_Z>(&block.start, start, &r2)) << (k * LANES);
+        }
+    }
+}
+
 /// The masks of the members inside the rectangle of half extents `half` around `now` (their
 /// positions now) and around `start` (their start-of-tick positions), in one pass over the blocks
 /// as [`disc_masks`] ([`in_rect`](crate::visibility::in_rect)).
