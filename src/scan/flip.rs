@@ -39,18 +39,7 @@ pub(super) fn flip_scan(
 ) {
     let me = &view.slots[o as usize];
     let (now, start) = (me.p, view.starts[o as usize]);
-    scratch.entering.clear();
-    scratch.leaving.clear();
-    let mut flips = Flips {
-        view,
-        o,
-        layers: me.rules.sees,
-        list,
-        entering: &mut scratch.entering,
-        leaving: &mut scratch.leaving,
-        enters: &mut scratch.enters,
-        leaves: &mut scratch.leaves,
-    };
+    let (mut flips, clean_enters, clean_leaves) = scratch.flips(view, o, list);
     // Both ends tested four members at a time over the cells' positions, as a disc or as a
     // rectangle.
     let shape = me.rect.map_or(FlipShape::Disc(me.r2), FlipShape::Rect);
@@ -61,7 +50,6 @@ pub(super) fn flip_scan(
         p: start,
         ..me.target()
     };
-    let (clean_enters, clean_leaves) = (&mut scratch.clean_enters, &mut scratch.clean_leaves);
     let mut judge = judge_into(o, me.target(), before, view.touches, clean_enters, clean_leaves);
     let (as_target, extent) = (me.flip_scans_as_target(), me.scan_extent(start, view.step_reach));
     scan_cells(view, me, cells, extent, |cell, range| {
@@ -73,10 +61,7 @@ pub(super) fn flip_scan(
             });
         }
     });
-    // The view layer writes the sets of the observers it owns.
-    if view.keeps_sets && !me.owned() {
-        merge_targets(set, &mut scratch.entering, &mut scratch.leaving);
-    }
+    flips.merge(set);
 }
 
 /// Whether a changed observer's scan may share its passes over the cells with others of its
@@ -139,26 +124,12 @@ pub(super) fn flip_scan_batch(
             prefetch(list);
             prefetch(set);
         }
-        let me = &view.slots[o as usize];
-        scratch.entering.clear();
-        scratch.leaving.clear();
-        let mut flips = Flips {
-            view,
-            o,
-            layers: me.rules.sees,
-            list: &mut lists[i],
-            entering: &mut scratch.entering,
-            leaving: &mut scratch.leaving,
-            enters: &mut scratch.enters,
-            leaves: &mut scratch.leaves,
-        };
+        let (mut flips, _, _) = scratch.flips(view, o, &mut lists[i]);
         for run in &runs[i * row..i * row + counts[i]] {
             let cell = &view.grid.cells[run.cell as usize];
             flips.record(cell, run.first as usize, run.bits, run.inside);
         }
-        if view.keeps_sets && !me.owned() {
-            merge_targets(&mut sets[i], &mut scratch.entering, &mut scratch.leaving);
-        }
+        flips.merge(&mut sets[i]);
     }
     scratch.flip_runs = runs;
 }
@@ -187,7 +158,40 @@ struct Flips<'a> {
     leaves: &'a mut Vec<(u32, u32)>,
 }
 
+impl TaskBuffers {
+    /// Where observer `o`'s flip scan records its flips (its entering and leaving targets
+    /// cleared first), and where it records the pairs it judges as a target.
+    fn flips<'a>(
+        &'a mut self,
+        view: View<'a>,
+        o: u32,
+        list: &'a mut Vec<u32>,
+    ) -> (Flips<'a>, &'a mut Enters, &'a mut Vec<(u32, u32)>) {
+        self.entering.clear();
+        self.leaving.clear();
+        let flips = Flips {
+            view,
+            o,
+            layers: view.slots[o as usize].rules.sees,
+            list,
+            entering: &mut self.entering,
+            leaving: &mut self.leaving,
+            enters: &mut self.enters,
+            leaves: &mut self.leaves,
+        };
+        (flips, &mut self.clean_enters, &mut self.clean_leaves)
+    }
+}
+
 impl Flips<'_> {
+    /// Merges the targets that entered and left into the observer's `set`, unless the view
+    /// layer writes its set (it owns the observer) or no sets are kept.
+    fn merge(self, set: &mut Vec<Entity>) {
+        if self.view.keeps_sets && !self.view.slots[self.o as usize].owned() {
+            merge_targets(set, self.entering, self.leaving);
+        }
+    }
+
     /// Records the flips of a run of `cell`'s members from `first`: bit `j` of `bits` for member
     /// `first + j`, entering if its bit in `inside` is set; the observer itself and members its
     /// layers do not see are skipped. A flip's slot and layers are in the block just tested,
