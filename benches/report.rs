@@ -18,8 +18,8 @@ use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
 
 use baselines::{Lists, PlainGrid};
 use tables::{
-    contains_cost, crowd_teleport, fast_cost, index_cost, messages_only_cost, mixed_cost, rect_cost, rules_cost,
-    scale_cost, view_model_cost,
+    busy_cost, contains_cost, crowd_teleport, fast_cost, index_cost, messages_only_cost, mixed_cost, rect_cost,
+    rules_cost, scale_cost, view_model_cost,
 };
 use workload::{Kind, Walkers};
 
@@ -243,8 +243,8 @@ Usage: cargo bench --bench report -- [--quick] [FILTER]...
   FILTER   run only the scenarios and groups whose name contains it: the scenarios uniform1000,
            uniform10000, uniform50000, crowded2000, sparse_huge50000, moving550000,
            static50000 (so `uniform` or `sparse` work), the groups rules, mixed, fast,
-           rect, contains, index, view_model, scale, messages_only; none runs
-           everything
+           rect, contains, index, view_model, scale, messages_only, busy; none
+           runs everything
   --quick  fewer ticks per scenario
   --help   print this";
 
@@ -333,5 +333,8 @@ fn main() {
     }
     if filter.is_empty() || filter.iter().any(|f| "messages_only".contains(f.as_str())) {
         messages_only_cost(ticks);
+    }
+    if filter.is_empty() || filter.iter().any(|f| "busy".contains(f.as_str())) {
+        busy_cost(ticks);
     }
 }

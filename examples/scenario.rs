@@ -45,6 +45,10 @@ struct Args {
     /// take the flip scan.
     #[arg(long, default_value_t = bevy_aoi::prelude::AoiSettings::default().flip_scan_min_seen)]
     flip_scan_min_seen: usize,
+    /// `AoiSettings::busy_cell_share`: the standing observers of cells where at least this share
+    /// of the entities changed take the flip scan too.
+    #[arg(long, default_value_t = bevy_aoi::prelude::AoiSettings::default().busy_cell_share)]
+    busy_cell_share: f32,
     /// The index: `grid` or `sorted-axes`.
     #[arg(long, default_value = "grid")]
     index: IndexKind,
@@ -90,6 +94,7 @@ fn main() {
     app.insert_resource(bevy_aoi::prelude::AoiSettings {
         parallel: !args.single_thread,
         flip_scan_min_seen: args.flip_scan_min_seen,
+        busy_cell_share: args.busy_cell_share,
         ..Default::default()
     });
     let start = Instant::now();

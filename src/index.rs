@@ -2,7 +2,8 @@
 //! and this tick's shortlist of changed slots.
 //!
 //! Here: the index's state and how a change is picked up ([`AoiIndex::observe`]). The shortlist's
-//! passes before and after the pair engine are in [`shortlist`], the space-order renumbering in
+//! passes before and after the pair engine are in [`shortlist`] (with the standing observers of
+//! busy cells added in [`busy`]), the space-order renumbering in
 //! [`renumber`], the messages' reasons in [`reasons`], the view layer's marks in [`touches`].
 
 use std::collections::BTreeMap;
@@ -10,6 +11,7 @@ use std::collections::BTreeMap;
 use bevy_ecs::prelude::*;
 use bevy_tasks::TaskPool;
 
+mod busy;
 mod entity_slots;
 mod reasons;
 mod renumber;
@@ -19,6 +21,7 @@ mod touches;
 
 pub(crate) use touches::Touches;
 
+use busy::BusyCells;
 use entity_slots::EntitySlots;
 use step_limit::StepLimit;
 
@@ -53,8 +56,11 @@ pub(crate) struct AoiIndex {
     by_entity: EntitySlots,
     /// Per slot: the slots it sees now, in no particular order.
     pub lists: Vec<Vec<u32>>,
-    /// This tick's shortlist, in slot order from [`Self::apply_changes`] on.
+    /// This tick's shortlist, in slot order from [`Self::apply_changes`] on (then the standing
+    /// observers of busy cells, [`busy`], in cell order).
     pub changes: Vec<Change>,
+    /// The shortlist counted by cell, for the standing observers of busy cells ([`busy`]).
+    busy: BusyCells,
     /// The second buffer of the shortlist's sort.
     spare_changes: Vec<Change>,
     /// The shortlist sort's keys.
@@ -146,6 +152,7 @@ impl AoiIndex {
             keeps_sets,
             step_reach: 0.0,
             stepped: 0,
+            busy: BusyCells::default(),
             step_limit: StepLimit::default(),
             relinks: 0,
             renumbered: 0,
@@ -343,14 +350,7 @@ impl AoiIndex {
                 slot.set_unsettled(false);
                 self.unsettled_back += 1;
             }
-            self.changes.push(Change {
-                slot: s,
-                old_in: slot.in_grid(),
-                old_p: slot.p,
-                old_r2: slot.r2,
-                old_rect: slot.rect,
-                old_rules: slot.rules,
-            });
+            self.changes.push(Change::from_slot(s, slot));
         }
         if same_view {
             // A move: the position is all there is to write (the radius and the wide list are
@@ -406,6 +406,12 @@ impl AoiIndex {
         }
     }
 
+    /// How many of this tick's shortlist are standing observers of busy cells ([`busy`]): the
+    /// rest changed.
+    pub fn busy_standing(&self) -> usize {
+        self.busy.scanned
+    }
+
     /// Whether every change on this tick's shortlist only stepped (none jumped). Valid from
     /// [`Self::apply_changes`] to [`Self::end_tick`].
     pub fn none_jumped(&self) -> bool {
@@ -447,7 +453,9 @@ impl AoiIndex {
         stats.cells = self.grid.occupied();
         stats.cell_side = self.grid.side();
         stats.wide_observers = self.wide.slots.len();
-        stats.stepped = self.stepped;
+        // Every standing observer a busy cell added stepped (by zero).
+        stats.stepped = self.stepped - self.busy.scanned;
+        stats.busy_standing = self.busy.scanned;
         stats.step_limit = self.grid.side() * self.step_limit.over_side();
     }
 }

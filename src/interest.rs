@@ -36,6 +36,10 @@
 //!   observers. Measured (`scenario`, 50k, one thread, three alternating runs): 5% moving
 //!   5.9–7.4 → 5.3–5.7 ms an update (phase timers: the target scans 1.13 → 0.03 ms, the flip
 //!   scans 2.16 → 2.45 ms), 25% moving 24.4–24.8 → 20.5–21.4 ms.
+//! - Where most of a crowd moves, the **standing observers of busy cells** are put on the
+//!   shortlist as steps of length zero before all this (`index/busy.rs`): stepping observers like
+//!   the others, they decide their own pairs by flip scans, and the movers around them are left
+//!   without standing observers to judge. Nothing in the table changes.
 //!
 //! Only differences touch an `InterestSet` (a merge per changed observer; per edit of an
 //! unchanged one, an edit kept in the component, folded into the sorted buffer when seven are

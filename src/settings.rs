@@ -42,6 +42,15 @@ pub struct AoiSettings {
     /// either way; only the speed differs. `0` sends every stepping observer through the flip
     /// scan, `usize::MAX` none.
     pub flip_scan_min_seen: usize,
+    /// A cell where at least this share of the entities changed this update is *busy*: its
+    /// observers that did not change (and saw at least
+    /// [`flip_scan_min_seen`](Self::flip_scan_min_seen) targets) take the flip scan too, as if
+    /// they had stepped by zero, instead of having their pairs with the movers judged by each
+    /// mover and edited into their sets one by one. Where most of a crowd moves that costs less
+    /// (MEASURED); where few move, more. The messages and sets are the same either way; only the
+    /// speed differs. `0.0` scans the standing observers of every cell where anything changed;
+    /// above `1.0` (or not a number) none. [`AoiStats::busy_standing`] counts them.
+    pub busy_cell_share: f32,
     /// Self-check mode: every this many AOI updates (0: never, the default), recompute every
     /// observer's `InterestSet` (without sets,
     /// [`AoiPlugin::interest_sets`](crate::AoiPlugin::interest_sets), what the messages said it
@@ -61,6 +70,7 @@ impl Default for AoiSettings {
             parallel: true,
             min_parallel_changes: 256,
             flip_scan_min_seen: 32,
+            busy_cell_share: 0.4,
             self_check_every: 0,
         }
     }
@@ -113,7 +123,9 @@ pub struct AoiStats {
     /// moving targets test them directly (a target that only stepped, four at a time) instead of
     /// searching the grid that far, and the automatic cell side ignores them.
     pub wide_observers: usize,
-    /// Entities on the last update's shortlist (moved, re-ranged, added or removed).
+    /// Entities that changed in the last update (moved, re-ranged, added or removed): its
+    /// shortlist, less the standing observers of busy cells
+    /// ([`busy_standing`](Self::busy_standing)).
     pub changed: usize,
     /// Of those, the entities that only *stepped*: moved at most the step limit
     /// ([`step_limit`](Self::step_limit)) and changed nothing else. Their pairs are decided by
@@ -121,6 +133,10 @@ pub struct AoiStats {
     /// without recomputing whole lists; the others (teleports, radius or rule changes, arrivals
     /// and departures) take a full recompute.
     pub stepped: usize,
+    /// Observers that did not change but took the flip scan in the last update with changes,
+    /// their cell being busy ([`AoiSettings::busy_cell_share`]); not counted in
+    /// [`changed`](Self::changed) or [`stepped`](Self::stepped).
+    pub busy_standing: usize,
     /// `EnterView` messages of the last update.
     pub enters: usize,
     /// `LeaveView` messages of the last update.

@@ -248,6 +248,19 @@ pub(crate) struct Change {
 }
 
 impl Change {
+    /// A change of slot `s`, which is `slot` at the start of the tick.
+    #[inline]
+    pub fn from_slot(s: u32, slot: &Slot) -> Self {
+        Self {
+            slot: s,
+            old_in: slot.in_grid(),
+            old_p: slot.p,
+            old_r2: slot.r2,
+            old_rect: slot.rect,
+            old_rules: slot.rules,
+        }
+    }
+
     /// The slot as a target, at the start of the tick.
     #[inline]
     pub fn old_target(&self) -> TargetState {

@@ -126,7 +126,7 @@ pub(crate) fn update_index(
             index.observe_slot(entity, slot, Some(state));
         }
     }
-    index.apply_changes(settings.flip_scan_min_seen);
+    index.apply_changes(settings.flip_scan_min_seen, settings.busy_cell_share);
 }
 
 /// Decides what changed and updates the `InterestSet`s; the pairs wait in the engine for
@@ -140,10 +140,11 @@ pub(crate) fn compute_interest(
 ) {
     let index = &mut *index;
     let work = &mut work.0;
-    stats.changed = index.changes.len();
+    stats.changed = index.changes.len() - index.busy_standing();
     if index.changes.is_empty() {
         work.forget_pairs();
         stats.stepped = 0;
+        stats.busy_standing = 0;
         return;
     }
     let parallelism = Parallelism {

@@ -1,6 +1,6 @@
 //! The report's other tables: the two indexes side by side, mixed radii, fast movers,
-//! rectangles, the rules' cost, `InterestSet::contains`, scale, the view model, and messages
-//! only (each selected by its filter word).
+//! rectangles, the rules' cost, `InterestSet::contains`, scale, the view model, messages only,
+//! and partly moving crowds (each selected by its filter word).
 
 use std::{hash::Hasher, time::Instant};
 
@@ -451,6 +451,34 @@ pub(crate) fn messages_only_cost(ticks: usize) {
             without / with_sets,
             without / floor,
             a == b
+        );
+    }
+}
+
+/// Partly moving crowds: uniform 50k of which a share walks, the default plugin beside the same
+/// with busy cells off (`AoiSettings::busy_cell_share` above 1: the standing observers' pairs
+/// with the walkers are judged by the walkers), one thread: the movement-only app and the two
+/// AOI apps updated in turn every tick; each AOI app's own cost, their ratio, and whether both
+/// ended with the same sets.
+pub(crate) fn busy_cost(ticks: usize) {
+    println!();
+    println!("| uniform 50000, 1 thread | busy cells off, own | default, own | default / off | same sets |");
+    println!("|---|---|---|---|---|");
+    for percent in [25, 50, 75, 95] {
+        let walkers = Walkers::new(Kind::Moving(percent), 50_000, SEED);
+        let mut apps = [
+            workload::app(walkers.clone(), false),
+            workload::app(walkers.clone(), true),
+            workload::app(walkers, true),
+        ];
+        one_thread(&mut apps[1..]);
+        apps[1].world_mut().resource_mut::<AoiSettings>().busy_cell_share = f32::INFINITY;
+        let t = time_interleaved(&mut apps, ticks);
+        let (off, on) = (t[1] - t[0], t[2] - t[0]);
+        let same = sets_digest(&mut apps[1]) == sets_digest(&mut apps[2]);
+        println!(
+            "| {percent}% moving | {off:.3} ms | {on:.3} ms | {:.2} | {same} |",
+            on / off
         );
     }
 }

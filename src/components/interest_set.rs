@@ -28,6 +28,12 @@ use pending::{PendingEdits, ROOM};
 /// observer. Iteration is in ascending [`Entity`] order (its `Ord`), so it is deterministic and
 /// does not depend on the thread count or on the order changes happened in.
 ///
+/// Its change tick (`Changed<InterestSet>`) moves in every update that edits it, and in every
+/// update that rescans its observer (one that changed, or a standing one in a busy cell,
+/// [`AoiSettings::busy_cell_share`](crate::AoiSettings::busy_cell_share)), even when nothing in
+/// it changed: [`EnterView`](crate::EnterView) and [`LeaveView`](crate::LeaveView) say exactly
+/// what did.
+///
 /// Stored as a `Vec` sorted by entity plus up to seven recent edits (targets added or removed)
 /// kept in the component itself: an observer that did not move gains or loses a target now and
 /// then, and editing the sorted buffer in place would read all of it (about ten cache lines for

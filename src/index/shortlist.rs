@@ -33,14 +33,17 @@ struct StepRules {
 const AUTO_SIDE_OVER_RADIUS: f32 = 1.125;
 
 impl AoiIndex {
-    /// Settles the members the last update left ([`Self::settle_members`]), sorts this tick's
-    /// changed slots into stepping and jumped ones (stepping observers take the flip scan if they
-    /// saw at least `flip_scan_min_seen` targets), then moves them in the grid (rebuilding it if
+    /// Settles the members the last update left ([`Self::settle_members`]), puts this tick's
+    /// changed slots in slot order, adds the standing observers of the cells where (with their
+    /// neighbours) at least `busy_cell_share` of the members changed
+    /// ([`Self::scan_standing_in_busy_cells`]), sorts the changes into stepping and jumped ones
+    /// (stepping observers take the flip scan if they saw at least `flip_scan_min_seen`
+    /// targets), then moves them in the grid (rebuilding it if
     /// the automatic cell side must change) and, for the sorted-axes index, restores the order of
     /// the lists ([`Grid::restore_order`]). Until the next update settles them, their members
     /// carry what the scans need: recomputing observers `r2 = -1` (target scans skip them),
     /// stepping ones their start position.
-    pub fn apply_changes(&mut self, flip_scan_min_seen: usize) {
+    pub fn apply_changes(&mut self, flip_scan_min_seen: usize, busy_cell_share: f32) {
         if self.changes.is_empty() {
             return;
         }
@@ -57,6 +60,8 @@ impl AoiIndex {
         }
         self.update_wide();
         self.place_wide();
+        // After the wide observers are known: they are not added.
+        self.scan_standing_in_busy_cells(busy_cell_share, flip_scan_min_seen);
         let rebuild = self.wanted_side();
         self.classify_and_move(flip_scan_min_seen, rebuild.is_none());
         if let Some(side) = rebuild {
@@ -240,7 +245,9 @@ impl AoiIndex {
         let slot = &mut self.slots[ch.slot as usize];
         let step = dist2(ch.old_p, slot.p).sqrt();
         let moved = ch.old_in && slot.in_grid() && ch.old_rules == slot.rules;
-        if moved {
+        // A step of length zero (a standing observer of a busy cell, or a change of radius
+        // alone) is not a move for the step limit.
+        if moved && step > 0.0 {
             self.step_limit.count(step, &rules.limits);
         }
         let steps = moved && step <= rules.limits.in_force();

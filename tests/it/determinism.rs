@@ -124,9 +124,11 @@ fn messages_only_writes_the_sequence_of_the_sets_on_any_thread_count() {
 /// The messages of walkers of one radius, a third of them standing still and a few jumping: the
 /// pairs of the stepping walkers with the standing observers are decided by the walkers' flip
 /// scans (`Slot::flip_scans_as_target`), in every task, and must join the jumping ones' target
-/// scans' pairs in the same order whatever the number of tasks.
-fn record_walkers(index: IndexKind, parallel: bool) -> Vec<(Pairs, Pairs)> {
+/// scans' pairs in the same order whatever the number of tasks; or, where at least
+/// `busy_cell_share` of a cell moved, by the standing observers' own flip scans.
+fn record_walkers(index: IndexKind, parallel: bool, busy_cell_share: f32) -> Vec<(Pairs, Pairs)> {
     let mut app = app(index, parallel, 0);
+    app.world().resource_mut::<AoiSettings>().busy_cell_share = busy_cell_share;
     for i in 0..600u32 {
         let (x, y) = ((i * 37 % 600) as f32 * 0.6, (i * 91 % 600) as f32 * 0.6);
         app.world().spawn((Position::new(x, y), ViewRange::new(40.0)));
@@ -152,15 +154,18 @@ fn record_walkers(index: IndexKind, parallel: bool) -> Vec<(Pairs, Pairs)> {
 #[test]
 fn walkers_among_standing_observers_write_the_same_order_with_and_without_threads() {
     for index in INDEXES {
-        let single = record_walkers(index, false);
-        assert!(
-            single.iter().map(|(e, l)| e.len() + l.len()).sum::<usize>() > 1000,
-            "the walkers should enter and leave views many times"
-        );
-        assert_eq!(
-            single,
-            record_walkers(index, true),
-            "{index:?}: parallel and single-threaded runs should write the same messages in the same order"
-        );
+        for busy_cell_share in [f32::INFINITY, 0.0] {
+            let single = record_walkers(index, false, busy_cell_share);
+            assert!(
+                single.iter().map(|(e, l)| e.len() + l.len()).sum::<usize>() > 1000,
+                "the walkers should enter and leave views many times"
+            );
+            assert_eq!(
+                single,
+                record_walkers(index, true, busy_cell_share),
+                "{index:?}, busy share {busy_cell_share}: parallel and single-threaded runs should write the same \
+                 messages in the same order"
+            );
+        }
     }
 }

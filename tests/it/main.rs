@@ -1,6 +1,7 @@
 //! Integration tests: one binary, one module per concern.
 
 mod behaviour;
+mod busy;
 mod callbacks;
 mod churn;
 mod determinism;

@@ -113,11 +113,13 @@ fn stepping_walkers_with_rule_changes_and_small_cells_match_brute_force() {
 /// holds), `big` of those standing see a radius of 45 (larger than the walkers' but not wide),
 /// and, `layered`, one in ten grades its view in tiers (the view layer owns it and must look at
 /// every target it sees that moves, flip or not: its tier may change); 60 ticks, every update
-/// checked against brute force.
-fn walkers_among_standing_observers(plugin: AoiPlugin, big: usize, layered: bool) -> Checked {
+/// checked against brute force. The standing observers of busy cells take the flip scan
+/// themselves where at least `busy_cell_share` of a cell moved.
+fn walkers_among_standing_observers(plugin: AoiPlugin, big: usize, layered: bool, busy_cell_share: f32) -> Checked {
     let mut app = Checked::new(plugin);
     app.world().insert_resource(AoiSettings {
         flip_scan_min_seen: 0,
+        busy_cell_share,
         ..Default::default()
     });
     for i in 0..300u32 {
@@ -157,10 +159,14 @@ fn walkers_stepping_past_standing_observers_match_brute_force() {
     // One radius: each walker's flip scan also finds the standing observers that see it
     // (`Slot::flip_scans_as_target`), rectangles and, with the view layer, every observer whose
     // disc holds it included. Larger standing observers: a walker's window is too small for
-    // them, so its target scan searches the cells as before.
+    // them, so its target scan searches the cells as before. With no busy cells (the standing
+    // observers judged by the walkers), and with every cell where someone walked busy (the
+    // standing observers there scanning for themselves).
     for (big, layered) in [(0, false), (0, true), (10, false)] {
         for plugin in on_each_index(&AoiPlugin::default()) {
-            walkers_among_standing_observers(plugin, big, layered);
+            for busy_cell_share in [f32::INFINITY, 0.0] {
+                walkers_among_standing_observers(plugin.clone(), big, layered, busy_cell_share);
+            }
         }
     }
 }
