@@ -56,8 +56,8 @@ pub(crate) struct AoiIndex {
     by_entity: EntitySlots,
     /// Per slot: the slots it sees now, in no particular order.
     pub lists: Vec<Vec<u32>>,
-    /// This tick's shortlist, in slot order from [`Self::apply_changes`] on (then the standing
-    /// observers of busy cells, [`busy`], in cell order).
+    /// This tick's shortlist, in slot order from [`Self::apply_changes`] on (the standing
+    /// observers of busy cells, [`busy`], included).
     pub changes: Vec<Change>,
     /// The shortlist counted by cell, for the standing observers of busy cells ([`busy`]).
     busy: BusyCells,

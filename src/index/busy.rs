@@ -82,13 +82,13 @@ impl AoiIndex {
     /// where, with their neighbours, at least `share` of the members changed (module doc): those
     /// that would take the flip scan (they saw at least `flip_scan_min_seen` targets), are not
     /// wide, and are not the view layer's (it looks at the observers that changed,
-    /// [`Touches`](super::Touches)). Runs once the shortlist is in slot order (its slots are
-    /// then read in memory order) and the wide observers are known, and appends the observers to
-    /// it in cell order, each with its start position (where it is). Costs a pass over the
-    /// shortlist's slots, a look at each cell where something changed (and its neighbours, if it
-    /// is nearly busy itself) and a pass over the members of the busy ones. Where every entity
-    /// changed there is nobody to add, and with a share above 1 (or not a number) no cell can be
-    /// busy: nothing is counted.
+    /// [`Touches`](super::Touches)). Runs after the members are settled and before the shortlist
+    /// is put in slot order (the one sort places them too). Costs a pass over the shortlist and
+    /// its slots (read by the pickup a moment before; carrying each change's cell in its record
+    /// instead did not pay, `PERFORMANCE.md` stop 40), a look at each cell where something
+    /// changed (and its neighbours, if it is nearly busy itself) and a pass over the members of
+    /// the busy ones. Where every entity changed there is nobody to add, and with a share above
+    /// 1 (or not a number) no cell can be busy: nothing is counted.
     pub(super) fn scan_standing_in_busy_cells(&mut self, share: f32, flip_scan_min_seen: usize) {
         let busy = &mut self.busy;
         busy.scanned = 0;
@@ -113,7 +113,6 @@ impl AoiIndex {
                     && self.lists[m.slot as usize].len() >= flip_scan_min_seen;
                 if scans {
                     slot.set_on_shortlist(true);
-                    self.starts[m.slot as usize] = slot.p;
                     self.changes.push(Change::from_slot(m.slot, slot));
                     busy.scanned += 1;
                 }

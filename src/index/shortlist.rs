@@ -33,21 +33,21 @@ struct StepRules {
 const AUTO_SIDE_OVER_RADIUS: f32 = 1.125;
 
 impl AoiIndex {
-    /// Settles the members the last update left ([`Self::settle_members`]), puts this tick's
-    /// changed slots in slot order, adds the standing observers of the cells where (with their
-    /// neighbours) at least `busy_cell_share` of the members changed
-    /// ([`Self::scan_standing_in_busy_cells`]), sorts the changes into stepping and jumped ones
-    /// (stepping observers take the flip scan if they saw at least `flip_scan_min_seen`
-    /// targets), then moves them in the grid (rebuilding it if
-    /// the automatic cell side must change) and, for the sorted-axes index, restores the order of
-    /// the lists ([`Grid::restore_order`]). Until the next update settles them, their members
-    /// carry what the scans need: recomputing observers `r2 = -1` (target scans skip them),
-    /// stepping ones their start position.
+    /// Settles the members the last update left ([`Self::settle_members`]), adds the standing
+    /// observers of the cells where (with their neighbours) at least `busy_cell_share` of the
+    /// members changed ([`Self::scan_standing_in_busy_cells`]), puts the changed slots in slot
+    /// order, sorts them into stepping and jumped ones (stepping observers take the flip scan if
+    /// they saw at least `flip_scan_min_seen` targets), then moves them in the grid (rebuilding
+    /// it if the automatic cell side must change) and, for the sorted-axes index, restores the
+    /// order of the lists ([`Grid::restore_order`]). Until the next update settles them, their
+    /// members carry what the scans need: recomputing observers `r2 = -1` (target scans skip
+    /// them), stepping ones their start position.
     pub fn apply_changes(&mut self, flip_scan_min_seen: usize, busy_cell_share: f32) {
         if self.changes.is_empty() {
             return;
         }
         self.settle_members();
+        self.scan_standing_in_busy_cells(busy_cell_share, flip_scan_min_seen);
         // In slot order, which is space order after a renumbering: the passes over the changes
         // then walk the slots, cells and lists nearly in memory order instead of the order the
         // ECS found the entities in.
@@ -60,8 +60,6 @@ impl AoiIndex {
         }
         self.update_wide();
         self.place_wide();
-        // After the wide observers are known: they are not added.
-        self.scan_standing_in_busy_cells(busy_cell_share, flip_scan_min_seen);
         let rebuild = self.wanted_side();
         self.classify_and_move(flip_scan_min_seen, rebuild.is_none());
         if let Some(side) = rebuild {
