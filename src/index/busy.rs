@@ -1,10 +1,12 @@
-//! Busy cells: where most of a cell's entities changed this update, its standing observers are
-//! put on the shortlist too, as steps of length zero ([`AoiIndex::scan_standing_in_busy_cells`]).
+//! Busy cells: where a good share of the entities in and around a cell changed this update
+//! ([`AoiSettings::busy_cell_share`](crate::AoiSettings::busy_cell_share)), its standing
+//! observers are put on the shortlist too, as steps of length zero
+//! ([`AoiIndex::scan_standing_in_busy_cells`]).
 //!
 //! A standing (unchanged) observer's pairs with the movers around it are otherwise decided by
 //! each mover: its flip scan judges the standing observers in its window as a target (the
 //! both-ways scan, one mover at a time) and the flips become edits of the standing observers'
-//! lists and sets, scattered over the heap. Where most entities move that costs more than the
+//! lists and sets, scattered over the heap. Where much of a crowd moves that costs more than the
 //! standing observers scanning for themselves: each then takes the flip scan (the same two
 //! tests per member; a step of length zero is a step like any other, so the table of who decides
 //! which pair, in `interest.rs`, is unchanged), its flips merged into its set at once, and a
@@ -26,7 +28,8 @@ pub(crate) struct BusyCells {
     counts: Vec<u32>,
     /// The cells with a count, in the order they were first counted.
     cells: Vec<u32>,
-    /// The standing observers the last update with changes put on the shortlist.
+    /// The standing observers this update put on the shortlist (read for the stats after the
+    /// shortlist is cleared; reset by the next update).
     pub scanned: usize,
 }
 

@@ -44,6 +44,8 @@ impl AoiIndex {
     /// them), stepping ones their start position.
     pub fn apply_changes(&mut self, flip_scan_min_seen: usize, busy_cell_share: f32) {
         if self.changes.is_empty() {
+            // Nobody was added to this (empty) shortlist.
+            self.busy.scanned = 0;
             return;
         }
         self.settle_members();

@@ -90,10 +90,20 @@ fn the_default_share_scans_standing_observers_where_most_move_and_not_where_few_
     // The scanned observers are counted apart: `changed` and `stepped` are the walkers.
     let stats = app.world().resource::<AoiStats>();
     assert!(
-        stats.changed <= 7 * 400 / 8 && stats.stepped <= stats.changed,
-        "changed ({}) should count only the walkers (at most {}), stepped ({}) at most those",
+        stats.busy_standing > 0 && stats.changed <= 7 * 400 / 8 && stats.stepped <= stats.changed,
+        "changed ({}) should count only the walkers (at most {}), stepped ({}) at most those, \
+         busy_standing ({}) the others",
         stats.changed,
         7 * 400 / 8,
-        stats.stepped
+        stats.stepped,
+        stats.busy_standing
+    );
+    // An update where nothing changed scans nobody.
+    app.update();
+    let stats = app.world().resource::<AoiStats>();
+    assert_eq!(
+        (stats.changed, stats.busy_standing),
+        (0, 0),
+        "an update without changes should count no change and no busy standing observer"
     );
 }
