@@ -53,7 +53,9 @@ pub struct AoiSettings {
     /// scanning them began to pay in a sweep of shares and crowds. The messages and sets are the
     /// same either way; only the speed differs. `0.0` scans the standing observers of every cell
     /// where anything changed; above `1.0` (or not a number) none, and nothing is counted.
-    /// [`AoiStats::busy_standing`] counts them.
+    /// [`AoiStats::busy_standing`] counts them. With
+    /// [`IndexKind::SortedAxes`](crate::IndexKind::SortedAxes) no cell is busy: that index scans
+    /// one observer at a time, and adding the standing ones measured slower there.
     pub busy_cell_share: f32,
     /// Self-check mode: every this many AOI updates (0: never, the default), recompute every
     /// observer's `InterestSet` (without sets,

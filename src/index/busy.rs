@@ -13,9 +13,14 @@
 //! window without standing observers lets its movers share their passes
 //! ([`crate::scan`], the batched flip scans). Which observers are scanned changes only the speed:
 //! every pair is decided exactly once either way.
+//!
+//! The grid index only: the sorted-axes index scans one observer at a time (no batches), and
+//! its one cell per instance makes the share the instance's, so the rule would add every standing
+//! observer; measured there, slower (`PERFORMANCE.md`, stop 40).
 
 use super::AoiIndex;
 use crate::{
+    config::IndexKind,
     grid::{Grid, NO_CELL},
     slot::Change,
 };
@@ -90,13 +95,14 @@ impl AoiIndex {
     /// its slots (read by the pickup a moment before; carrying each change's cell in its record
     /// instead did not pay, `PERFORMANCE.md` stop 40), a look at each cell where something
     /// changed (and its neighbours, if it is nearly busy itself) and a pass over the members of
-    /// the busy ones. Where every entity changed there is nobody to add, and with a share above
-    /// 1 (or not a number) no cell can be busy: nothing is counted.
+    /// the busy ones. Where every entity changed there is nobody to add, with a share above 1
+    /// (or not a number) no cell can be busy, and the sorted-axes index has no busy cells
+    /// (module doc): nothing is counted.
     pub(super) fn scan_standing_in_busy_cells(&mut self, share: f32, flip_scan_min_seen: usize) {
         let busy = &mut self.busy;
         busy.scanned = 0;
         let someone_stands = self.changes.len() < self.slots.len() - self.free_slots.len();
-        let can_be_busy = share <= 1.0;
+        let can_be_busy = share <= 1.0 && self.grid.kind() == IndexKind::Grid;
         if !someone_stands || !can_be_busy {
             return;
         }
