@@ -139,9 +139,9 @@ pub struct AoiStats {
     /// without recomputing whole lists; the others (teleports, radius or rule changes, arrivals
     /// and departures) take a full recompute.
     pub stepped: usize,
-    /// Observers that did not change but took the flip scan in the last update with changes,
-    /// their cell being busy ([`AoiSettings::busy_cell_share`]); not counted in
-    /// [`changed`](Self::changed) or [`stepped`](Self::stepped).
+    /// Observers that did not change but took the flip scan in the last update, their cell being
+    /// busy ([`AoiSettings::busy_cell_share`]; 0 after an update without changes); not counted
+    /// in [`changed`](Self::changed) or [`stepped`](Self::stepped).
     pub busy_standing: usize,
     /// `EnterView` messages of the last update.
     pub enters: usize,
