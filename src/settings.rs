@@ -48,7 +48,7 @@ pub struct AoiSettings {
     /// they had stepped by zero, instead of having their pairs with the movers judged by each
     /// mover and edited into their sets one by one. Where most of a crowd moves that costs less;
     /// where few move, more. Measured (`cargo bench --bench report -- busy`, uniform 50k, one
-    /// thread, four runs, medians against this off): 25% moving 1.03, 50% 0.95, 75% 0.86, 95%
+    /// thread, six runs, medians against this off): 25% moving 1.00, 50% 0.95, 75% 0.86, 95%
     /// 0.87; `scenario` alone, 75% moving 50-53 → 41-43 ms an update. The default, 0.4, is where
     /// scanning them began to pay in a sweep of shares and crowds. The messages and sets are the
     /// same either way; only the speed differs. `0.0` scans the standing observers of every cell
