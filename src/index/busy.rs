@@ -34,7 +34,7 @@ pub(crate) struct BusyCells {
     /// The cells with a count, in the order they were first counted.
     cells: Vec<u32>,
     /// The standing observers this update put on the shortlist (read for the stats after the
-    /// shortlist is cleared; reset by the next update).
+    /// shortlist is cleared; reset when the next update applies its changes).
     pub scanned: usize,
 }
 
@@ -100,7 +100,6 @@ impl AoiIndex {
     /// (module doc): nothing is counted.
     pub(super) fn scan_standing_in_busy_cells(&mut self, share: f32, flip_scan_min_seen: usize) {
         let busy = &mut self.busy;
-        busy.scanned = 0;
         let someone_stands = self.changes.len() < self.slots.len() - self.free_slots.len();
         let can_be_busy = share <= 1.0 && self.grid.kind() == IndexKind::Grid;
         if !someone_stands || !can_be_busy {

@@ -43,9 +43,9 @@ impl AoiIndex {
     /// members carry what the scans need: recomputing observers `r2 = -1` (target scans skip
     /// them), stepping ones their start position.
     pub fn apply_changes(&mut self, flip_scan_min_seen: usize, busy_cell_share: f32) {
+        // This update's count of standing observers added, also when there is nothing to add to.
+        self.busy.scanned = 0;
         if self.changes.is_empty() {
-            // Nobody was added to this (empty) shortlist.
-            self.busy.scanned = 0;
             return;
         }
         self.settle_members();
