@@ -8,8 +8,9 @@
 //!
 //! `--help` lists the flags: `--scenario` (`uniform`, `crowded`, `sparse_huge`, `static`,
 //! `moving5`), `--entities`, `--ticks`, `--no-aoi` (movement only), `--single-thread`,
-//! `--index`, `--no-sets` (`AoiPlugin::interest_sets` `false`), and view-model features on
-//! every observer: `--hysteresis MARGIN`, `--budget N`, `--tiers`.
+//! `--index`, `--no-sets` (`AoiPlugin::interest_sets` `false`), view-model features on every
+//! observer (`--hysteresis MARGIN`, `--budget N`, `--tiers`), and the mixed-radii workload's big
+//! observers (`--towers K --tower-radius R`, standing, or walking with `--towers-walk`).
 
 #[path = "../benches/workload.rs"]
 mod workload;
@@ -64,6 +65,15 @@ struct Args {
     /// Every observer gets `ViewTiers` at a third and two thirds of its radius.
     #[arg(long)]
     tiers: bool,
+    /// Adds this many big observers spread over the map (the mixed-radii workload's).
+    #[arg(long, default_value_t = 0)]
+    towers: usize,
+    /// The big observers' radius.
+    #[arg(long, default_value_t = 1000.0)]
+    tower_radius: f32,
+    /// The big observers walk 5 units a tick (else they stand).
+    #[arg(long)]
+    towers_walk: bool,
 }
 
 fn parse_kind(s: &str) -> Result<workload::Kind, String> {
@@ -75,6 +85,7 @@ fn main() {
     let args: Args = cli::parse_or_exit();
     let aoi = !args.no_aoi;
     let walkers = workload::Walkers::new(args.scenario, args.entities, 0x00A0_1234);
+    let side = walkers.side() as f32;
     let plugin = AoiPlugin {
         index: args.index,
         interest_sets: !args.no_sets,
@@ -90,6 +101,9 @@ fn main() {
     }
     if args.tiers {
         workload::add_to_observers(&mut app, ViewTiers::new([workload::R / 3.0, workload::R * 2.0 / 3.0]));
+    }
+    if args.towers > 0 {
+        workload::add_towers(&mut app, side, args.towers, args.tower_radius, args.towers_walk);
     }
     app.insert_resource(bevy_aoi::prelude::AoiSettings {
         parallel: !args.single_thread,
