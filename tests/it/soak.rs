@@ -49,16 +49,27 @@ fn plugin(seed: u64) -> AoiPlugin {
     AoiPlugin { index, ..plugin }
 }
 
-/// One seed: returns (discrete operations, small moves, updates).
-fn soak(seed: u64) -> (usize, usize, usize) {
+/// One seed: returns (discrete operations, small moves, updates, standing observers of busy
+/// cells scanned).
+fn soak(seed: u64) -> (usize, usize, usize, usize) {
     let plugin = plugin(seed);
     let plane = plugin.plane;
+    let on_grid = plugin.index == IndexKind::Grid;
     let mut app = Checked::new(plugin);
-    // Every other seed sends every stepping observer through the flip scan.
+    // Every other seed sends every stepping observer through the flip scan; half of those also
+    // send the standing observers of every cell where anything changed (busy cells at share 0),
+    // so that path meets every operation too, the others keep the default share.
+    let everywhere = seed.is_multiple_of(4);
     app.world().insert_resource(AoiSettings {
         flip_scan_min_seen: if seed.is_multiple_of(2) { 0 } else { 256 },
+        busy_cell_share: if everywhere {
+            0.0
+        } else {
+            AoiSettings::default().busy_cell_share
+        },
         ..Default::default()
     });
+    let mut busy_standing = 0;
     let mut sc = Scenario::new(1000 + seed, 150.0, 30.0, 10.0, plane);
     for _ in 0..150 {
         sc.spawn(app.world());
@@ -84,8 +95,15 @@ fn soak(seed: u64) -> (usize, usize, usize) {
         moves += moved;
         app.update();
         updates += 1;
+        busy_standing += app.world().resource::<AoiStats>().busy_standing;
     }
-    (operations, moves, updates)
+    if everywhere && on_grid {
+        assert!(
+            busy_standing > 0,
+            "seed {seed} (busy cells everywhere, grid index) should have scanned standing observers"
+        );
+    }
+    (operations, moves, updates, busy_standing)
 }
 
 #[test]
@@ -94,7 +112,7 @@ fn a_million_random_operations_over_twenty_seeds_match_brute_force() {
     let start = Instant::now();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
     // Any divergence panics inside `Checked::update` with what should have happened.
-    let results: Vec<(usize, usize, usize)> = std::thread::scope(|s| {
+    let results: Vec<(usize, usize, usize, usize)> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|k| s.spawn(move || (k..SEEDS).step_by(threads as usize).map(soak).collect::<Vec<_>>()))
             .collect();
@@ -106,9 +124,11 @@ fn a_million_random_operations_over_twenty_seeds_match_brute_force() {
     let operations: usize = results.iter().map(|r| r.0).sum();
     let moves: usize = results.iter().map(|r| r.1).sum();
     let updates: usize = results.iter().map(|r| r.2).sum();
+    let busy_standing: usize = results.iter().map(|r| r.3).sum();
     println!(
         "soak: {} seeds, {operations} discrete operations and {moves} small moves, {updates} \
-         updates checked against brute force, 0 divergences, {:.1} s",
+         updates checked against brute force ({busy_standing} standing observers of busy cells \
+         scanned), 0 divergences, {:.1} s",
         results.len(),
         start.elapsed().as_secs_f64()
     );
