@@ -67,3 +67,47 @@ fn replace_target_removes_the_old_and_inserts_the_new_wherever_they_are() {
         );
     }
 }
+
+#[test]
+fn edit_many_keeps_the_set_of_the_edits_whether_kept_pending_or_folded() {
+    let mut draws = Draws::new(7);
+    let mut next = |n: u64| draws.below(n);
+    let entity = |i: u64| Entity::from_index(EntityIndex::from_raw_u32(i as u32).expect("a small index"));
+    let (mut set, mut want) = (InterestSet::default(), BTreeSet::new());
+    for round in 0..3000 {
+        // Mostly a few edits (kept in the room, folded when it fills), now and then many at once.
+        let changes = if round % 10 == 0 { 8 + next(40) } else { next(4) };
+        let (mut enters, mut leaves) = (Vec::new(), Vec::new());
+        for _ in 0..changes {
+            let i = next(200);
+            if enters.contains(&entity(i)) || leaves.contains(&entity(i)) {
+                continue;
+            }
+            if want.remove(&i) {
+                leaves.push(entity(i));
+            } else {
+                want.insert(i);
+                enters.push(entity(i));
+            }
+        }
+        set.edit_many(&mut enters, &mut leaves);
+        let seen: Vec<Entity> = set.iter().collect();
+        let mut wanted: Vec<Entity> = want.iter().map(|&i| entity(i)).collect();
+        wanted.sort_unstable();
+        assert_eq!(
+            seen, wanted,
+            "round {round}: the set should hold exactly the targets added and not removed"
+        );
+        assert_eq!(
+            set.len(),
+            want.len(),
+            "round {round}: its length should count the pending edits"
+        );
+        let probe = next(200);
+        assert_eq!(
+            set.contains(entity(probe)),
+            want.contains(&probe),
+            "round {round}: contains({probe}) should agree with the edits"
+        );
+    }
+}
