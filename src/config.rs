@@ -96,11 +96,11 @@ pub enum CellSize {
     /// [`ViewRange`](crate::ViewRange) radius when the first observer appears (so a view from
     /// anywhere in a cell stays within the 3×3 cells around it, even grown by the steps of an
     /// observer and a target that walk less than a sixteenth of that radius a tick each), and is
-    /// re-derived (the grid is
-    /// rebuilt once) whenever that radius leaves `[side / 2, side * 2]`. A few observers whose
-    /// radius stands out (a few dozen at most, each over twice the radius of the 65th-largest,
-    /// counted in [`AoiStats::wide_observers`](crate::AoiStats::wide_observers)) do not count: a
-    /// handful of watchtowers or game-master cameras never coarsen the grid for everyone else.
+    /// re-derived (the grid is rebuilt once) whenever that radius leaves `[side / 2, side * 2]`.
+    /// A few observers whose radius stands out (each over twice the radius of the (k+1)-th
+    /// largest, k one observer in eight within 64 and 256, counted in
+    /// [`AoiStats::wide_observers`](crate::AoiStats::wide_observers)) do not count: watchtowers,
+    /// bosses or game-master cameras never coarsen the grid for everyone else.
     #[default]
     Auto,
     /// A fixed side, in world units. Must be finite and greater than zero.

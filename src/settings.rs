@@ -125,9 +125,10 @@ pub struct AoiStats {
     /// a world with more than a few fast movers steps too, with wider scan windows.
     pub step_limit: f32,
     /// Observers whose radius stands out from the others (each with a radius over twice that
-    /// of the 65th-largest observer when the threshold was last derived; a few dozen at most):
-    /// moving targets test them directly (a target that only stepped, four at a time) instead of
-    /// searching the grid that far, and the automatic cell side ignores them.
+    /// of the (k+1)-th largest observer when the threshold was last derived, k one observer in
+    /// eight within 64 and 256): moving targets test them directly (a target that only stepped,
+    /// four at a time) instead of searching the grid that far, and the automatic cell side
+    /// ignores them.
     pub wide_observers: usize,
     /// Entities that changed in the last update (moved, re-ranged, added or removed): its
     /// shortlist, less the standing observers of busy cells

@@ -11,7 +11,7 @@ use crate::{
     rules::AoiVisibility,
     slot::{Flag, STEP_SLACK, Slot},
     visibility::{always_in, dist2, scan_layers},
-    wide::threshold,
+    wide::{threshold, wide_limit},
 };
 
 /// What [`AoiIndex::classify_step`] compares a change with.
@@ -269,8 +269,9 @@ impl AoiIndex {
     /// ([`WideObservers::settled`](crate::wide::WideObservers::settled)); then reclassifies every
     /// observer (`O(slots)`) and lists the wide ones in slot order.
     fn update_wide(&mut self) {
-        let above = threshold(&self.radii);
-        if self.wide.settled(above) {
+        let limit = wide_limit(self.observers);
+        let above = threshold(&self.radii, limit);
+        if self.wide.settled(above, limit) {
             return;
         }
         self.wide.above = above;

@@ -1,6 +1,6 @@
-//! Mixed view radii: a crowd of ordinary observers plus a few wide ones (watchtowers, game-master
-//! cameras) that walk, teleport and change radius across classes; every update is checked
-//! against brute force.
+//! Mixed view radii: a crowd of ordinary observers plus a few (or sixty) wide ones
+//! (watchtowers, game-master cameras) that walk, teleport and change radius across classes;
+//! every update is checked against brute force.
 
 use bevy_aoi::prelude::*;
 use bevy_ecs::prelude::*;
@@ -81,6 +81,59 @@ fn wide_observers_among_a_crowd_match_brute_force() {
             stats.cell_side < 4.0 * ORDINARY * 1.5,
             "the automatic cell side should follow the ordinary radii, not the wide ones (is {})",
             stats.cell_side
+        );
+        assert!(app.total_enters > 1000, "the scenario should produce many enters");
+    }
+}
+
+/// More wide observers than a few dozen: sixty of radius 200 among a crowd of 1,600 (the
+/// scenario's mix of radii, 20 and below mostly), a third of them walking each update, one
+/// teleporting or shrinking to an ordinary radius now and then, all growing back together.
+#[test]
+fn many_wide_observers_match_brute_force() {
+    for (seed, index) in [111].into_iter().flat_map(|s| INDEXES.map(|i| (s, i))) {
+        let mut app = Checked::new(AoiPlugin {
+            index,
+            ..Default::default()
+        });
+        let mut sc = Scenario::new(seed, 400.0, ORDINARY, 0.0, Plane::XY);
+        for _ in 0..1600 {
+            sc.spawn(app.world());
+        }
+        let big: Vec<Entity> = (0..60)
+            .map(|_| {
+                let p = sc.point();
+                app.world().spawn((p, ViewRange::new(200.0))).id()
+            })
+            .collect();
+        app.update();
+        let mut most_wide = 0;
+        for tick in 0..40 {
+            sc.step(app.world());
+            for (i, &b) in big.iter().enumerate() {
+                if (i + tick) % 3 == 0 {
+                    let mut p = app.world().get_mut::<Position>(b).unwrap();
+                    p.x += 4.0;
+                    p.y -= 3.0;
+                }
+            }
+            let k = big[sc.rng.below(big.len())];
+            match tick % 10 {
+                2 => *app.world().get_mut::<Position>(k).unwrap() = sc.point(),
+                5 => app.world().get_mut::<ViewRange>(k).unwrap().radius = ORDINARY,
+                8 => {
+                    for &b in &big {
+                        app.world().get_mut::<ViewRange>(b).unwrap().radius = 200.0;
+                    }
+                }
+                _ => {}
+            }
+            app.update();
+            most_wide = most_wide.max(app.world().resource::<AoiStats>().wide_observers);
+        }
+        assert!(
+            most_wide > 64,
+            "the radius-200 observers should have been set apart as wide (at most {most_wide} were)"
         );
         assert!(app.total_enters > 1000, "the scenario should produce many enters");
     }
