@@ -218,27 +218,20 @@ impl InterestSet {
         self.waiting = waiting;
     }
 
-    /// Adds `enters` (not in the set) and removes `leaves` (in it), of different targets: kept
-    /// as pending edits while they fit in the room (one at a time, [`Self::edit`]), else
-    /// the pending edits are folded into the buffer and these merged in after them, two passes
-    /// over the buffer where one at a time would fold every [`ROOM`] edits. A wide observer's
-    /// set gains and loses many targets an update (ten radius-1000 observers standing among 10k
-    /// walkers: callgrind, see `PERFORMANCE.md`, stop 41).
-    pub(crate) fn edit_many(&mut self, enters: &mut [Entity], leaves: &mut [Entity]) {
-        if enters.len() + leaves.len() <= ROOM {
-            enters.iter().for_each(|&t| self.edit(t, true));
-            leaves.iter().for_each(|&t| self.edit(t, false));
-        } else {
-            self.fold();
-            merge_targets(&mut self.targets, enters, leaves);
-        }
+    /// Adds `target`, which is not in the set: recorded as a pending edit, or, when the room is
+    /// full, the pending edits are folded into the buffer and `target` inserted in its place.
+    pub(crate) fn insert(&mut self, target: Entity) {
+        self.edit(target, true);
     }
 
-    /// Adds `target` (`added`, not in the set) or removes it (in the set): recorded as a pending
-    /// edit, or, when the room is full, the pending edits are folded into the buffer and `target`
-    /// inserted in its place or removed from it. Not checked: a set replaced behind the plugin's
-    /// back may get edits that change nothing, and stays out of step (see the type's doc)
-    /// without harm to anything else.
+    /// Removes `target`, which is in the set (as [`Self::insert`]).
+    pub(crate) fn remove(&mut self, target: Entity) {
+        self.edit(target, false);
+    }
+
+    /// Adds `target` (`added`, not in the set) or removes it (in the set). Not checked: a set
+    /// replaced behind the plugin's back may get edits that change nothing, and stays out of
+    /// step (see the type's doc) without harm to anything else.
     #[inline]
     fn edit(&mut self, target: Entity, added: bool) {
         if !self.pending.record(target, added) {

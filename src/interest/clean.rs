@@ -34,9 +34,6 @@ pub(super) struct SetEdits {
     edits: Vec<SetEdit>,
     /// The radix sort's second buffer.
     spare: Vec<SetEdit>,
-    /// One observer's targets entering and leaving, handed to its set together.
-    enters: Vec<Entity>,
-    leaves: Vec<Entity>,
 }
 
 /// Empties the `InterestSet`s of the observers that `stopped` observing, and applies the target
@@ -150,12 +147,7 @@ fn edit_sets(
     set_edits: &mut SetEdits,
     sets: &mut Sets,
 ) {
-    let SetEdits {
-        edits,
-        spare,
-        enters: entering,
-        leaves: leaving,
-    } = set_edits;
+    let edits = &mut set_edits.edits;
     edits.clear();
     let enters = found.iter().flat_map(|s| &s.enters.pairs).map(|&pair| (pair, true));
     let leaves = found.iter().flat_map(|s| &s.leaves).map(|&pair| (pair, false));
@@ -188,36 +180,24 @@ fn edit_sets(
     // 5% moving 50k, one thread, 11.5 k edits per update: 13.0 -> 11.8 ms per update (entity
     // order and the buffer asked for), then about 8.4 -> 7.6 (the record first); the replay
     // 1.97-2.50 -> 1.11-1.41 ms with the edits kept in the component (stop 26).
-    // Each observer's edits go to its set together (`InterestSet::edit_many`).
-    sort_by_u32_key(edits, spare, |e| e.observer.index_u32());
+    sort_by_u32_key(edits, &mut set_edits.spare, |e| e.observer.index_u32());
     let mut far = edits.iter().skip(2 * AHEAD);
     let mut near = edits.iter().skip(AHEAD);
-    let mut at = 0;
-    while at < edits.len() {
-        let observer = edits[at].observer;
-        let run = &edits[at..at + edits[at..].iter().take_while(|e| e.observer == observer).count()];
-        for _ in run {
-            if let Some(next) = far.next() {
-                prefetch_set(sets, next.observer);
-            }
-            if let Some(next) = near.next()
-                && let Ok((_, set)) = sets.get(next.observer)
-            {
-                prefetch(set.buffer_to_fold());
+    for edit in edits.iter() {
+        if let Some(next) = far.next() {
+            prefetch_set(sets, next.observer);
+        }
+        if let Some(next) = near.next()
+            && let Ok((_, set)) = sets.get(next.observer)
+        {
+            prefetch(set.buffer_to_fold());
+        }
+        if let Ok((_, mut set)) = sets.get_mut(edit.observer) {
+            if edit.entered {
+                set.insert(edit.target);
+            } else {
+                set.remove(edit.target);
             }
         }
-        if let Ok((_, mut set)) = sets.get_mut(observer) {
-            entering.clear();
-            leaving.clear();
-            for edit in run {
-                if edit.entered {
-                    entering.push(edit.target)
-                } else {
-                    leaving.push(edit.target)
-                }
-            }
-            set.edit_many(entering, leaving);
-        }
-        at += run.len();
     }
 }
