@@ -91,7 +91,7 @@ slot_flags! {
     /// so its grid member carries no scan radius.
     Wide, wide, set_wide;
     /// On the shortlist as an observer that only stepped (same radius and rules, indexed before
-    /// and after, moved at most the step limit, not wide) and saw at least
+    /// and after, moved at most the step limit; if wide, a disc of finite radius) and saw at least
     /// `AoiSettings::flip_scan_min_seen` targets: instead of recomputing its list it tests each
     /// member of its window at the start and at the end of the tick, and edits the list where
     /// the two differ.
@@ -102,7 +102,7 @@ slot_flags! {
     Jumped, jumped, set_jumped;
     /// On the shortlist as a stepping observer whose flip scan also decides its pairs as a
     /// target with the clean observers of its window (a disc at least as large as any ordinary
-    /// radius, `Normal` visibility): the same two distances per member answer both, and its own
+    /// radius, not wide, `Normal` visibility): the same two distances per member answer both, and its own
     /// target scan then tests only the wide observers.
     FlipScansAsTarget, flip_scans_as_target, set_flip_scans_as_target;
     /// It is an observer with a view-model component ([`crate::view_model`]); its radius or

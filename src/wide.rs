@@ -11,7 +11,12 @@
 //! observers' positions four at a time ([`WideObservers::places`]) where it was and where it is,
 //! and judges with the full rule only those its step may flip: measured (`cargo bench --bench
 //! report -- mixed`, three alternating runs), ten static radius-1000 observers among 10k walkers
-//! cost 1.29-1.31× the world without them when each was judged, 1.08-1.15× now.
+//! cost 1.29-1.31× the world without them when each was judged, 1.08-1.15× now. A jumped target
+//! judges every wide observer (a stepping one where it was and where it is). A wide observer
+//! that steps takes the flip scan like the others, in a group of its own (its window is its
+//! own), and leaves the clean observers' views of it to its target scan (`PERFORMANCE.md`, stop
+//! 41: ten walking radius-1000 observers among 10k walkers, callgrind 67.5 → 65.2 M
+//! instructions an update, 62.2 M without them).
 //!
 //! The threshold is re-derived only when it moved by more than a factor of two, or when more than
 //! twice the limit of observers have become wide under the old one: reclassifying costs a pass

@@ -252,15 +252,21 @@ impl AoiIndex {
         }
         let steps = moved && step <= rules.limits.in_force();
         slot.set_jumped(!steps);
+        // A wide observer steps too (a disc of finite radius: its flip scan has a group of its
+        // own), but does not judge the clean observers as a target over its whole window.
         let stepping = steps
-            && !slot.wide()
+            && (!slot.wide() || (slot.rect.is_none() && slot.r2.is_finite()))
             && ch.old_r2 >= 0.0
             && ch.old_r2.to_bits() == slot.r2.to_bits()
             && ch.old_rect == slot.rect
             && seen >= rules.flip_scan_min_seen;
         slot.set_stepping(stepping);
         slot.set_flip_scans_as_target(
-            stepping && slot.rect.is_none() && slot.rules.mode == AoiVisibility::Normal && slot.radius >= rules.reach,
+            stepping
+                && !slot.wide()
+                && slot.rect.is_none()
+                && slot.rules.mode == AoiVisibility::Normal
+                && slot.radius >= rules.reach,
         );
         steps.then_some(step)
     }

@@ -91,10 +91,14 @@ pub(crate) fn target(
     if me.jumped() {
         for &w in &wide.slots {
             let o = &view.slots[w as usize];
-            // A changed wide observer recomputes its own list.
+            // A changed wide observer recomputes its own list, unless it stepped: then, as the
+            // stepping members of the cells below, it is judged where it was at the start of the
+            // tick and where it is now (its flip scan leaves jumped targets to their own scans).
             if !o.on_shortlist() {
                 let at = o.observer_at(o.p);
                 judge(w, at, at);
+            } else if o.stepping() {
+                judge(w, o.observer_at(view.starts[w as usize]), o.observer_at(o.p));
             }
         }
     } else {
