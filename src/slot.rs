@@ -102,8 +102,8 @@ slot_flags! {
     Jumped, jumped, set_jumped;
     /// On the shortlist as a stepping observer whose flip scan also decides its pairs as a
     /// target with the clean observers of its window (a disc at least as large as any ordinary
-    /// radius, not wide, `Normal` visibility): the same two distances per member answer both, and its own
-    /// target scan then tests only the wide observers.
+    /// radius, not wide, `Normal` visibility): the same two distances per member answer both,
+    /// and its own target scan then tests only the wide observers.
     FlipScansAsTarget, flip_scans_as_target, set_flip_scans_as_target;
     /// It is an observer with a view-model component ([`crate::view_model`]); its radius or
     /// rectangle here is grown by its hysteresis margin.

@@ -9,9 +9,9 @@ use crate::{grid::Grid, prefetch::AHEAD, slot::Change, slot::Slot};
 /// Changed observers grouped by cell (a counting sort over the touched cells only), kept
 /// between updates. A group's window is its widest view's, so a changed wide observer
 /// ([`crate::wide`]) has a group of its own: grouped with its cell's ordinary observers, it made
-/// them scan its whole window (`cargo bench --bench report -- mixed`, ten radius-1000 observers
-/// walking among 10k walkers: callgrind 85.6 → 67.5 M instructions an update, against 62.2 M
-/// without them).
+/// them scan its whole window (callgrind, `scenario --entities 10000 --single-thread --towers 10
+/// --towers-walk`, ten radius-1000 observers walking among 10k walkers: 85.6 → 67.5 M
+/// instructions an update, against 62.2 M without them).
 #[derive(Default)]
 pub(crate) struct Groups {
     /// Each group's cell, in first-seen order (a cell may head several groups: its ordinary
@@ -71,10 +71,9 @@ fn sees_nobody(grid: &Grid, observers: &Observers, s: u32, slot: &Slot) -> bool 
 impl Groups {
     /// Groups the observers among `changes` by cell (each wide one alone), leaving out those
     /// that [see nobody](sees_nobody), and lists the changes that [stopped](Self::stopped)
-    /// observing. Only
-    /// the first pass reads the cell records (each asked for a few changes ahead: in a sparse
-    /// world every change has a cell of its own, scattered over the heap); the others run over
-    /// the sort's own buffers.
+    /// observing. Only the first pass reads the cell records (each asked for a few changes
+    /// ahead: in a sparse world every change has a cell of its own, scattered over the heap);
+    /// the others run over the sort's own buffers.
     pub fn group(&mut self, grid: &mut Grid, observers: &Observers, changes: &[Change]) {
         let slots = observers.slots;
         self.tag = self.tag.wrapping_add(1);
