@@ -12,15 +12,22 @@ const ORDINARY: f32 = 20.0;
 /// Radii of the wide observers.
 const WIDE: [f32; 6] = [300.0, 300.0, 300.0, 300.0, 900.0, 900.0];
 
-fn run(seed: u64, index: IndexKind) -> Checked {
+/// A default plugin on `index` and a scenario of `n` entities (the harness's mix of observers,
+/// ordinary radius [`ORDINARY`]) spread over `[-scale, scale]`, spawned.
+fn crowd(seed: u64, index: IndexKind, scale: f32, n: usize) -> (Checked, Scenario) {
     let mut app = Checked::new(AoiPlugin {
         index,
         ..Default::default()
     });
-    let mut sc = Scenario::new(seed, 400.0, ORDINARY, 0.0, Plane::XY);
-    for _ in 0..250 {
+    let mut sc = Scenario::new(seed, scale, ORDINARY, 0.0, Plane::XY);
+    for _ in 0..n {
         sc.spawn(app.world());
     }
+    (app, sc)
+}
+
+fn run(seed: u64, index: IndexKind) -> Checked {
+    let (mut app, mut sc) = crowd(seed, index, 400.0, 250);
     let wide: Vec<Entity> = WIDE
         .iter()
         .enumerate()
@@ -93,14 +100,7 @@ fn wide_observers_among_a_crowd_match_brute_force() {
 #[test]
 fn many_wide_observers_match_brute_force() {
     for (seed, index) in [111].into_iter().flat_map(|s| INDEXES.map(|i| (s, i))) {
-        let mut app = Checked::new(AoiPlugin {
-            index,
-            ..Default::default()
-        });
-        let mut sc = Scenario::new(seed, 400.0, ORDINARY, 0.0, Plane::XY);
-        for _ in 0..1600 {
-            sc.spawn(app.world());
-        }
+        let (mut app, mut sc) = crowd(seed, index, 400.0, 1600);
         let big: Vec<Entity> = (0..60)
             .map(|_| {
                 let p = sc.point();
@@ -152,14 +152,7 @@ fn unlimited_and_overflowing_radii_see_their_whole_instance() {
     const HUGE: [f32; 4] = [f32::INFINITY, f32::INFINITY, f32::MAX, 1.0e30];
     const FAR: [f32; 4] = [3.0e38, -3.0e38, 1.0e20, -f32::MAX];
     for (seed, index) in [101, 102, 103].into_iter().flat_map(|s| INDEXES.map(|i| (s, i))) {
-        let mut app = Checked::new(AoiPlugin {
-            index,
-            ..Default::default()
-        });
-        let mut sc = Scenario::new(seed, 300.0, ORDINARY, 0.0, Plane::XY);
-        for _ in 0..200 {
-            sc.spawn(app.world());
-        }
+        let (mut app, mut sc) = crowd(seed, index, 300.0, 200);
         let huge: Vec<Entity> = HUGE
             .iter()
             .map(|&r| {
