@@ -51,10 +51,6 @@ struct Shown {
     tier: u8,
     /// Shown only thanks to the hysteresis (beyond the view itself).
     held: bool,
-    /// Found in the observer's list this update.
-    found: bool,
-    /// Leaving this update.
-    leaving: bool,
 }
 
 /// One owned observer.
@@ -84,8 +80,10 @@ struct Owned {
 pub(crate) struct ViewLayer {
     owned: Vec<Owned>,
     by_observer: EntityHashMap<()>,
-    /// Per slot: the update it was marked in and its place in the observer's `shown`.
-    marks: Vec<(u32, u32)>,
+    /// Per slot, in the pass over one observer: `epoch` while the slot is in its list and not
+    /// found among its shown targets, `epoch + 1` once found there; older values mean neither.
+    marks: Vec<u32>,
+    /// This pass's mark (even, from 2; advanced by 2 each pass).
     epoch: u32,
     /// This observer's qualifying targets that are not shown: squared distance, entity, slot.
     candidates: Vec<(f32, Entity, u32)>,
@@ -146,12 +144,21 @@ pub(crate) fn update_view_layer(
     let watch = &mut work.0.watch;
     layer.take_over(&mut index, &observers, watch);
     if layer.marks.len() < index.slots.len() {
-        layer.marks.resize(index.slots.len(), (0, 0));
+        layer.marks.resize(index.slots.len(), 0);
     }
     let mut totals = Totals::default();
     let mut owned = core::mem::take(&mut layer.owned);
     let mut dropped = false;
-    for st in &mut owned {
+    for i in 0..owned.len() {
+        // The next observer's shown targets and list, asked for while this one is decided (its
+        // `shown` is the pass's largest read: 24 bytes a target).
+        if let Some(next) = owned.get(i + 1) {
+            crate::prefetch::prefetch(&next.shown);
+            if let Some(list) = index.lists.get(next.slot as usize) {
+                crate::prefetch::prefetch(list);
+            }
+        }
+        let st = &mut owned[i];
         if !needs_look(st, &index) {
             // Nothing it sees moved or changed: the pass would leave it as it is.
             totals.held += st.held as usize;
@@ -213,7 +220,7 @@ impl ViewLayer {
             self.stop_observing(st, index, observers);
             return false;
         };
-        self.mark_shown(st);
+        self.mark_listed(&index.lists[s as usize]);
         if !o.layered() {
             self.hand_back(st, s, index, &mut item, watch);
             return false;
@@ -222,29 +229,33 @@ impl ViewLayer {
         true
     }
 
-    /// Marks each shown target's slot with this pass's epoch and its place in `st.shown`, and
-    /// clears the targets' `found` and `leaving` flags.
-    fn mark_shown(&mut self, st: &mut Owned) {
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            // Wrapped: no stale mark may match.
-            self.marks.iter_mut().for_each(|m| *m = (0, 0));
-            self.epoch = 1;
+    /// Starts an observer's pass: marks the slots of its `list` as listed.
+    fn mark_listed(&mut self, list: &[u32]) {
+        self.epoch = self.epoch.wrapping_add(2);
+        if self.epoch < 2 {
+            // Wrapped: no stale mark may match (0 and 1 are never an epoch).
+            self.marks.iter_mut().for_each(|m| *m = 0);
+            self.epoch = 2;
         }
-        for (i, sn) in st.shown.iter_mut().enumerate() {
-            sn.found = false;
-            sn.leaving = false;
-            if sn.slot != NO_SLOT {
-                self.marks[sn.slot as usize] = (self.epoch, i as u32);
-            }
+        for &t in list {
+            self.marks[t as usize] = self.epoch;
         }
     }
 
-    /// Where target slot `t` is in the observer's `shown`, if it was marked by this pass's
-    /// [`Self::mark_shown`].
-    fn shown_at(&self, t: u32) -> Option<usize> {
-        let (epoch, i) = self.marks[t as usize];
-        (epoch == self.epoch).then_some(i as usize)
+    /// Whether shown target `sn` is in the list marked by [`Self::mark_listed`] (found); marks
+    /// its slot found, so later calls for the same slot say `false`.
+    fn find_listed(&mut self, sn: &Shown) -> bool {
+        let listed = sn.slot != NO_SLOT && self.marks[sn.slot as usize] == self.epoch;
+        if listed {
+            self.marks[sn.slot as usize] = self.epoch + 1;
+        }
+        listed
+    }
+
+    /// Whether listed slot `t` is not shown: listed by [`Self::mark_listed`] and not found by
+    /// [`Self::find_listed`] since.
+    fn listed_only(&self, t: u32) -> bool {
+        self.marks[t as usize] == self.epoch
     }
 
     /// Records `sn` leaving `observer`'s view (uncounting it when `watch` is given).

@@ -63,6 +63,10 @@ impl<'a> LayerView<'a> {
     /// The tier at `q` of a target now in `tier`: nearer as soon as it is within a threshold,
     /// farther only beyond the threshold plus the margin.
     fn next_tier(&self, tier: u8, q: [f32; 3]) -> u8 {
+        if self.thresholds.is_empty() {
+            // Untiered: every target in tier 0, no distance to measure.
+            return 0;
+        }
         let plain = self.tier_at(q);
         if plain <= tier {
             plain
@@ -78,8 +82,8 @@ impl<'a> LayerView<'a> {
 }
 
 impl ViewLayer {
-    /// One update of owned observer `st` (slot `s`, shown targets marked by
-    /// [`Self::mark_shown`]) that keeps a view-model component; its set is written when anything
+    /// One update of owned observer `st` (slot `s`, its list marked by
+    /// [`Self::mark_listed`]) that keeps a view-model component; its set is written when anything
     /// it shows changed.
     pub(super) fn decide(
         &mut self,
@@ -92,14 +96,8 @@ impl ViewLayer {
     ) {
         let tiered = item.4.is_some();
         let view = LayerView::of(item, index.slots[s as usize].p);
-        let (held, lingering, retiered) = self.hold_or_linger(st, s, index, &view, totals);
-        let mut dirty = st.fresh | retiered;
-        for sn in st.shown.iter().filter(|sn| sn.leaving) {
-            dirty = true;
-            let reason = index.leave_reason(Some(s), target_slot(index, sn));
-            self.leave(st.observer, sn, reason, watch.as_mut().filter(|_| st.counted));
-        }
-        st.shown.retain(|sn| !sn.leaving);
+        let (held, lingering, retiered, left) = self.hold_linger_or_leave(st, s, index, &view, watch, totals);
+        let mut dirty = st.fresh | retiered | left;
         dirty |= self.admit(st, s, index, &view, watch);
         st.fresh = false;
         totals.waiting += st.waiting as usize;
@@ -111,42 +109,23 @@ impl ViewLayer {
         }
     }
 
-    /// Walks the observer's index list (what its grown view sees): a shown target found there
-    /// holds (held by the hysteresis when beyond the view itself) and may change tier; a target
-    /// not shown and within the view becomes a candidate. Then a shown target not found lingers
-    /// while its rules allow and `linger_ticks` last, or is marked `leaving`. Returns how many
-    /// are held and lingering, and whether a tier changed.
-    fn hold_or_linger(
+    /// One pass over what the observer shows, its list marked ([`Self::mark_listed`]: what its
+    /// grown view sees): a shown target found in the list holds (held by the hysteresis when
+    /// beyond the view itself) and may change tier; one not found lingers while its rules allow
+    /// and `linger_ticks` last, or leaves (its message recorded, its entry dropped). Then the
+    /// listed targets not shown and within the view become candidates, in list order. Returns
+    /// how many are held and lingering, and whether a tier changed or a target left.
+    fn hold_linger_or_leave(
         &mut self,
         st: &mut Owned,
         s: u32,
         index: &AoiIndex,
         view: &LayerView,
+        watch: &mut Option<WatchTracker>,
         totals: &mut Totals,
-    ) -> (u32, u32, bool) {
-        self.candidates.clear();
-        let (mut held, mut lingering, mut retiered) = (0u32, 0u32, false);
-        for &t in &index.lists[s as usize] {
-            let ts = &index.slots[t as usize];
-            let Some(i) = self.shown_at(t) else {
-                if view.inside(ts) {
-                    self.candidates
-                        .push((dist2(view.p, ts.p), index.entities[t as usize], t));
-                }
-                continue;
-            };
-            let sn = &mut st.shown[i];
-            sn.found = true;
-            sn.linger = 0;
-            let now_inside = view.inside(ts);
-            if sn.held && now_inside {
-                totals.returned += 1;
-            }
-            sn.held = !now_inside;
-            held += u32::from(sn.held);
-            retiered |= retier(&mut self.tier_changes, st.observer, sn, view.next_tier(sn.tier, ts.p));
-        }
-        // Shown but not found: beyond the grown view (lingers), or its rules fail (leaves).
+    ) -> (u32, u32, bool, bool) {
+        let (mut held, mut lingering, mut retiered, mut left) = (0u32, 0u32, false, false);
+        // What decides whether a target not found may linger: the rules, not the distance.
         let o = &index.slots[s as usize];
         let rules_only = ObserverState {
             p: view.p,
@@ -155,20 +134,55 @@ impl ViewLayer {
             sees: o.rules.sees,
             instance: o.rules.instance,
         };
-        for sn in st.shown.iter_mut().filter(|sn| !sn.found) {
-            let ts = target_slot(index, sn).map(|t| &index.slots[t as usize]);
-            let allowed = ts.is_some_and(|ts| sees(&rules_only, &ts.target()));
-            sn.linger += 1;
-            if let Some(ts) = ts.filter(|_| allowed && sn.linger <= view.linger) {
-                sn.held = true;
-                held += 1;
-                lingering += 1;
-                retiered |= retier(&mut self.tier_changes, st.observer, sn, view.next_tier(sn.tier, ts.p));
+        let mut kept = 0;
+        for i in 0..st.shown.len() {
+            let mut sn = st.shown[i];
+            if self.find_listed(&sn) {
+                let ts = &index.slots[sn.slot as usize];
+                sn.linger = 0;
+                let now_inside = view.inside(ts);
+                if sn.held && now_inside {
+                    totals.returned += 1;
+                }
+                sn.held = !now_inside;
+                held += u32::from(sn.held);
+                let tier = view.next_tier(sn.tier, ts.p);
+                retiered |= retier(&mut self.tier_changes, st.observer, &mut sn, tier);
             } else {
-                sn.leaving = true;
+                // Beyond the grown view (lingers), or its rules fail (leaves).
+                let t = target_slot(index, &sn);
+                let ts = t.map(|t| &index.slots[t as usize]);
+                let allowed = ts.is_some_and(|ts| sees(&rules_only, &ts.target()));
+                sn.linger += 1;
+                if let Some(ts) = ts.filter(|_| allowed && sn.linger <= view.linger) {
+                    sn.held = true;
+                    held += 1;
+                    lingering += 1;
+                    let tier = view.next_tier(sn.tier, ts.p);
+                    retiered |= retier(&mut self.tier_changes, st.observer, &mut sn, tier);
+                } else {
+                    left = true;
+                    let reason = index.leave_reason(Some(s), t);
+                    self.leave(st.observer, &sn, reason, watch.as_mut().filter(|_| st.counted));
+                    continue;
+                }
+            }
+            st.shown[kept] = sn;
+            kept += 1;
+        }
+        st.shown.truncate(kept);
+        self.candidates.clear();
+        for &t in &index.lists[s as usize] {
+            if !self.listed_only(t) {
+                continue;
+            }
+            let ts = &index.slots[t as usize];
+            if view.inside(ts) {
+                self.candidates
+                    .push((dist2(view.p, ts.p), index.entities[t as usize], t));
             }
         }
-        (held, lingering, retiered)
+        (held, lingering, retiered, left)
     }
 
     /// The nearest candidates enter, up to the budget, nearest first (in list order without a
@@ -214,8 +228,6 @@ impl ViewLayer {
                 linger: 0,
                 tier,
                 held: false,
-                found: true,
-                leaving: false,
             });
             self.enters.push(EnterView {
                 observer: st.observer,

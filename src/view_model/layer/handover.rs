@@ -30,8 +30,6 @@ impl ViewLayer {
                         linger: 0,
                         tier: 0,
                         held: false,
-                        found: false,
-                        leaving: false,
                     })
                     .collect()
             });
@@ -64,7 +62,7 @@ impl ViewLayer {
         }
     }
 
-    /// Gives owned observer `st` (slot `s`, shown targets marked) back to the engine, which
+    /// Gives owned observer `st` (slot `s`, its list marked) back to the engine, which
     /// lost its last view-model component: its set becomes the plain one in the index's list,
     /// with an enter for each listed target it did not show and a leave for each shown target
     /// not listed.
@@ -78,9 +76,14 @@ impl ViewLayer {
     ) {
         let list = &index.lists[s as usize];
         st.waited.sort_unstable();
+        for sn in &st.shown {
+            if !self.find_listed(sn) {
+                let reason = index.leave_reason(Some(s), target_slot(index, sn));
+                self.leave(st.observer, sn, reason, watch.as_mut().filter(|_| st.counted));
+            }
+        }
         for &t in list {
-            if let Some(i) = self.shown_at(t) {
-                st.shown[i].found = true;
+            if !self.listed_only(t) {
                 continue;
             }
             let target = index.entities[t as usize];
@@ -95,10 +98,6 @@ impl ViewLayer {
             {
                 w.inc(target);
             }
-        }
-        for sn in st.shown.iter().filter(|sn| !sn.found) {
-            let reason = index.leave_reason(Some(s), target_slot(index, sn));
-            self.leave(st.observer, sn, reason, watch.as_mut().filter(|_| st.counted));
         }
         self.sorted.clear();
         self.sorted
