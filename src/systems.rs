@@ -333,7 +333,7 @@ const SPLIT_MESSAGES_FROM: usize = 4096;
 
 /// Bevy's compute pool when the settings allow spreading work over it and it has a second
 /// thread.
-fn task_pool(settings: &AoiSettings) -> Option<&'static TaskPool> {
+pub(crate) fn task_pool(settings: &AoiSettings) -> Option<&'static TaskPool> {
     let pool = if settings.parallel && cfg!(feature = "multi_threaded") {
         ComputeTaskPool::try_get().map(|p| &**p)
     } else {

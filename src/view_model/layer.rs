@@ -20,14 +20,16 @@
 //! [`Touches`]: crate::index::Touches
 //! [`Slot::owned`]: crate::slot::Slot::owned
 
-use bevy_ecs::{entity::EntityHashMap, prelude::*, query::QueryItem};
+use bevy_ecs::{entity::EntityHashMap, prelude::*};
 
 use crate::{
     components::{InterestSet, ViewRange, ViewRect},
     index::AoiIndex,
     interest::AoiPairEngine,
     messages::{EnterView, LeaveReason, LeaveView, TierChanged},
-    settings::AoiStats,
+    parallel::run_jobs,
+    settings::{AoiSettings, AoiStats},
+    systems::task_pool,
     view_model::{EnterBudget, ViewHysteresis, ViewTiers},
     watch::WatchTracker,
 };
@@ -73,6 +75,23 @@ struct Owned {
     renumbers: usize,
     /// Its set has not been written by the layer yet.
     fresh: bool,
+    /// What this update's pass over it left for the serial end of the update.
+    left: Left,
+}
+
+/// What the pass over an owned observer leaves for the serial end of the update, which has the
+/// `InterestSet` components (the passes run on several threads when there are many observers).
+#[derive(Clone, Copy, Debug, Default)]
+enum Left {
+    /// Nothing.
+    #[default]
+    Nothing,
+    /// Its set is to be written from what it shows, tiers kept when `tiered`.
+    Write { tiered: bool },
+    /// It no longer observes: everything it shows leaves, its set is emptied.
+    Stop,
+    /// It has no view-model component any more: handed back to the engine (its slot).
+    HandBack(u32),
 }
 
 /// The layer's state and this update's messages.
@@ -80,10 +99,23 @@ struct Owned {
 pub(crate) struct ViewLayer {
     owned: Vec<Owned>,
     by_observer: EntityHashMap<()>,
+    /// One pass for each task of the update's parallel part (a run of owned observers each), and
+    /// one for its serial end.
+    passes: Vec<Pass>,
+    serial: Pass,
+    /// This update's messages, written after the engine's: each pass's in turn.
+    pub enters: Vec<EnterView>,
+    pub leaves: Vec<LeaveView>,
+    pub tier_changes: Vec<TierChanged>,
+}
+
+/// The buffers and results of the passes over a run of owned observers.
+#[derive(Default)]
+struct Pass {
     /// Per slot, in the pass over one observer: `epoch` while the slot is in its list and not
     /// found among its shown targets, `epoch + 1` once found there; older values mean neither.
     marks: Vec<u32>,
-    /// This pass's mark (even, from 2; advanced by 2 each pass).
+    /// This observer's mark (even, from 2; advanced by 2 each observer).
     epoch: u32,
     /// This observer's qualifying targets that are not shown: squared distance, entity, slot.
     candidates: Vec<(f32, Entity, u32)>,
@@ -95,21 +127,26 @@ pub(crate) struct ViewLayer {
     entering: Vec<Shown>,
     /// A handed-back observer's plain set, sorted before it is written.
     sorted: Vec<(Entity, u8)>,
-    /// This update's messages, written after the engine's.
-    pub enters: Vec<EnterView>,
-    pub leaves: Vec<LeaveView>,
-    pub tier_changes: Vec<TierChanged>,
+    /// The run's messages, in order.
+    enters: Vec<EnterView>,
+    leaves: Vec<LeaveView>,
+    tier_changes: Vec<TierChanged>,
+    /// The run's changes to the `Watched` counts, in order (`true`: a watcher more).
+    watch_edits: Vec<(Entity, bool)>,
+    totals: Totals,
+    /// How many of the run's observers have something left for the serial end.
+    left_for_serial_end: usize,
 }
 
 /// Totals of one update, for [`AoiStats`].
-#[derive(Default)]
+#[derive(Clone, Copy, Default)]
 struct Totals {
     held: usize,
     returned: usize,
     waiting: usize,
 }
 
-/// What the layer reads of an owned observer.
+/// What the layer reads and writes of an owned observer.
 type ObserverItem = (
     Option<&'static ViewRange>,
     Option<&'static ViewRect>,
@@ -119,16 +156,47 @@ type ObserverItem = (
     &'static mut InterestSet,
 );
 
-/// One owned observer's [`ObserverItem`], as the query gives it.
-type ObserverView<'w, 's> = QueryItem<'w, 's, ObserverItem>;
+/// The owned observers, as the layer's system gets them.
+type Observers<'w, 's> = Query<'w, 's, ObserverItem>;
 
-/// Runs the view layer (see the module doc) after the pair engine.
+/// An owned observer's view components.
+type ViewParts<'a> = (
+    Option<&'a ViewRange>,
+    Option<&'a ViewRect>,
+    Option<&'a ViewHysteresis>,
+    Option<&'a EnterBudget>,
+    Option<&'a ViewTiers>,
+);
+
+/// How a pass reaches the observers: shared by the tasks of the parallel part (their sets are
+/// written at the serial end), or all its own on one thread (each set written as it is decided,
+/// with the one lookup).
+enum Access<'q, 'w, 's> {
+    Shared(&'q Observers<'w, 's>),
+    Exclusive(&'q mut Observers<'w, 's>),
+}
+
+impl<'w, 's> Access<'_, 'w, 's> {
+    fn reborrow(&mut self) -> Access<'_, 'w, 's> {
+        match self {
+            Access::Shared(q) => Access::Shared(q),
+            Access::Exclusive(q) => Access::Exclusive(q),
+        }
+    }
+}
+
+/// Runs the view layer (see the module doc) after the pair engine. With Bevy's compute pool
+/// (as the engine's [`AoiSettings::parallel`] and [`AoiSettings::min_parallel_changes`] allow),
+/// the owned observers are split into runs, one task each, which decide what they show and
+/// record their messages apart; the sets are then written and the messages gathered in the
+/// observers' order, so the output does not depend on the threads.
 pub(crate) fn update_view_layer(
     mut index: ResMut<AoiIndex>,
     mut layer: ResMut<ViewLayer>,
     mut work: ResMut<AoiPairEngine>,
     mut stats: ResMut<AoiStats>,
-    mut observers: Query<ObserverItem>,
+    settings: Res<AoiSettings>,
+    mut observers: Observers,
 ) {
     let layer = &mut *layer;
     layer.enters.clear();
@@ -143,57 +211,140 @@ pub(crate) fn update_view_layer(
     }
     let watch = &mut work.0.watch;
     layer.take_over(&mut index, &observers, watch);
-    if layer.marks.len() < index.slots.len() {
-        layer.marks.resize(index.slots.len(), 0);
-    }
-    let mut totals = Totals::default();
     let mut owned = core::mem::take(&mut layer.owned);
+    let pool = task_pool(&settings).filter(|_| owned.len() >= settings.min_parallel_changes.max(2));
+    let tasks = pool.map_or(1, |pool| pool.thread_num());
+    if layer.passes.len() < tasks {
+        layer.passes.resize_with(tasks, Pass::default);
+    }
+    let slots = index.slots.len();
+    for pass in layer.passes.iter_mut().chain([&mut layer.serial]) {
+        pass.begin(slots);
+    }
+    let counts = watch.as_ref();
+    if pool.is_some() {
+        let per_task = owned.len().div_ceil(tasks);
+        let runs = owned.chunks_mut(per_task).zip(&mut layer.passes);
+        let shared = &observers;
+        run_jobs(pool, runs, &|(run, pass)| {
+            pass.look_at(run, &index, Access::Shared(shared), counts)
+        });
+    } else {
+        let access = Access::Exclusive(&mut observers);
+        layer.passes[0].look_at(&mut owned, &index, access, counts);
+    }
+    // The serial end, in the observers' order: the sets to write and the observers to let go
+    // (none on one thread but those let go, rare: then the loop is skipped).
+    let serial = &mut layer.serial;
     let mut dropped = false;
-    for i in 0..owned.len() {
-        // The next observer's shown targets and list, asked for while this one is decided (its
-        // `shown` is the pass's largest read: 24 bytes a target).
-        if let Some(next) = owned.get(i + 1) {
-            crate::prefetch::prefetch(&next.shown);
-            if let Some(list) = index.lists.get(next.slot as usize) {
-                crate::prefetch::prefetch(list);
+    let any_left = layer.passes[..tasks].iter().any(|pass| pass.left_for_serial_end > 0);
+    for st in owned.iter_mut().filter(|_| any_left) {
+        match core::mem::take(&mut st.left) {
+            Left::Nothing => continue,
+            Left::Write { tiered } => {
+                write_set(&mut observers, st, tiered);
+                continue;
             }
+            Left::Stop => serial.stop_observing(st, &index, &mut observers),
+            Left::HandBack(s) => serial.hand_back(st, s, &index, &mut observers),
         }
-        let st = &mut owned[i];
-        if !needs_look(st, &index) {
-            // Nothing it sees moved or changed: the pass would leave it as it is.
-            totals.held += st.held as usize;
-            continue;
-        }
-        let keep = layer.evaluate(st, &index, &mut observers, watch, &mut totals);
-        if !keep {
-            dropped = true;
-            layer.by_observer.remove(&st.observer);
-            if let Some(s) = index.slot_of(st.observer) {
-                index.release(s);
-            }
+        dropped = true;
+        layer.by_observer.remove(&st.observer);
+        if let Some(s) = index.slot_of(st.observer) {
+            index.release(s);
         }
     }
     if dropped {
         owned.retain(|st| layer.by_observer.contains_key(&st.observer));
     }
     layer.owned = owned;
+    // Each run's messages and counts in turn, then the serial end's.
+    let mut totals = Totals::default();
+    for pass in layer.passes[..tasks].iter_mut().chain([&mut layer.serial]) {
+        gather(&mut layer.enters, &mut pass.enters);
+        gather(&mut layer.leaves, &mut pass.leaves);
+        gather(&mut layer.tier_changes, &mut pass.tier_changes);
+        if let Some(w) = watch {
+            for (target, more) in pass.watch_edits.drain(..) {
+                if more { w.inc(target) } else { w.dec(target) }
+            }
+        }
+        totals.held += pass.totals.held;
+        totals.returned += pass.totals.returned;
+        totals.waiting += pass.totals.waiting;
+    }
     stats.held = totals.held;
     stats.returned = totals.returned;
     stats.waiting = totals.waiting;
     stats.tier_changes = layer.tier_changes.len();
 }
 
-impl ViewLayer {
-    /// One owned observer's update; `false` when the layer gives it back (it stopped observing
-    /// or has no view-model component any more).
-    fn evaluate(
-        &mut self,
-        st: &mut Owned,
-        index: &AoiIndex,
-        observers: &mut Query<ObserverItem>,
-        watch: &mut Option<WatchTracker>,
-        totals: &mut Totals,
-    ) -> bool {
+/// Moves the messages of `from` to the end of `into`: without copying them while `into` is
+/// empty (on one thread, the only pass with messages is the first).
+fn gather<T>(into: &mut Vec<T>, from: &mut Vec<T>) {
+    if into.is_empty() {
+        core::mem::swap(into, from);
+    } else {
+        into.append(from);
+    }
+}
+
+/// Writes owned observer `st`'s set from what it shows (tiers kept when `tiered`).
+fn write_set(observers: &mut Observers, st: &Owned, tiered: bool) {
+    if let Ok(mut item) = observers.get_mut(st.observer) {
+        assign_shown(&mut item.5, st, tiered);
+    }
+}
+
+/// Makes `set` what owned observer `st` shows (tiers kept when `tiered`).
+fn assign_shown(set: &mut InterestSet, st: &Owned, tiered: bool) {
+    let shown = st.shown.iter().map(|sn| (sn.target, sn.tier));
+    set.assign(shown, tiered, st.waiting);
+}
+
+impl Pass {
+    /// Readies the pass for an update of an index of `slots` slots.
+    fn begin(&mut self, slots: usize) {
+        if self.marks.len() < slots {
+            self.marks.resize(slots, 0);
+        }
+        self.enters.clear();
+        self.leaves.clear();
+        self.tier_changes.clear();
+        self.watch_edits.clear();
+        self.totals = Totals::default();
+        self.left_for_serial_end = 0;
+    }
+
+    /// Leaves `left` of owned observer `st` for the serial end of the update.
+    fn leave_for_serial_end(&mut self, st: &mut Owned, left: Left) {
+        st.left = left;
+        self.left_for_serial_end += 1;
+    }
+
+    /// Looks at each owned observer of `run` that needs it ([`needs_look`]).
+    fn look_at(&mut self, run: &mut [Owned], index: &AoiIndex, mut observers: Access, counts: Option<&WatchTracker>) {
+        for i in 0..run.len() {
+            // The next observer's shown targets and list, asked for while this one is decided
+            // (its `shown` is the pass's largest read: 24 bytes a target).
+            if let Some(next) = run.get(i + 1) {
+                crate::prefetch::prefetch(&next.shown);
+                if let Some(list) = index.lists.get(next.slot as usize) {
+                    crate::prefetch::prefetch(list);
+                }
+            }
+            let st = &mut run[i];
+            if !needs_look(st, index) {
+                // Nothing it sees moved or changed: the pass would leave it as it is.
+                self.totals.held += st.held as usize;
+                continue;
+            }
+            self.evaluate(st, index, observers.reborrow(), counts);
+        }
+    }
+
+    /// One owned observer's update; what is left for the serial end goes in `st.left`.
+    fn evaluate(&mut self, st: &mut Owned, index: &AoiIndex, observers: Access, counts: Option<&WatchTracker>) {
         // Slots only change meaning when the index renumbers them (a freed slot is reused from
         // the next update on, by when its target has left here).
         if st.renumbers != index.renumbers() {
@@ -206,27 +357,33 @@ impl ViewLayer {
         let slot = (st.slot != NO_SLOT && index.slots[st.slot as usize].is_observer()).then_some(st.slot);
         let o = slot.map(|s| &index.slots[s as usize]);
         // Counting follows the observer's layers now: recount what it shows if they changed.
-        if let Some(w) = watch {
-            let counts = o.is_some_and(|o| w.counts(o.rules.member));
-            if counts != st.counted {
-                for sn in &st.shown {
-                    if counts { w.inc(sn.target) } else { w.dec(sn.target) }
-                }
-                st.counted = counts;
+        if let Some(w) = counts {
+            let counted = o.is_some_and(|o| w.counts(o.rules.member));
+            if counted != st.counted {
+                self.watch_edits.extend(st.shown.iter().map(|sn| (sn.target, counted)));
+                st.counted = counted;
             }
         }
-        let item = observers.get_mut(st.observer).ok();
-        let (Some(s), Some(o), Some(mut item)) = (slot, o, item) else {
-            self.stop_observing(st, index, observers);
-            return false;
+        // Its view components, and its set when this pass writes it.
+        let item = match observers {
+            Access::Shared(q) => q
+                .get(st.observer)
+                .ok()
+                .map(|(a, b, c, d, e, _)| ((a, b, c, d, e), None)),
+            Access::Exclusive(q) => {
+                (q.get_mut(st.observer).ok()).map(|(a, b, c, d, e, set)| ((a, b, c, d, e), Some(set)))
+            }
         };
-        self.mark_listed(&index.lists[s as usize]);
+        let (Some(s), Some(o), Some((parts, set))) = (slot, o, item) else {
+            self.leave_for_serial_end(st, Left::Stop);
+            return;
+        };
         if !o.layered() {
-            self.hand_back(st, s, index, &mut item, watch);
-            return false;
+            self.leave_for_serial_end(st, Left::HandBack(s));
+            return;
         }
-        self.decide(st, s, index, &mut item, watch, totals);
-        true
+        self.mark_listed(&index.lists[s as usize]);
+        self.decide(st, s, index, &parts, set);
     }
 
     /// Starts an observer's pass: marks the slots of its `list` as listed.
@@ -258,19 +415,21 @@ impl ViewLayer {
         self.marks[t as usize] == self.epoch
     }
 
-    /// Records `sn` leaving `observer`'s view (uncounting it when `watch` is given).
-    fn leave(&mut self, observer: Entity, sn: &Shown, reason: LeaveReason, watch: Option<&mut WatchTracker>) {
+    /// Records `sn` leaving `observer`'s view (uncounting it when `counted`).
+    fn leave(&mut self, observer: Entity, sn: &Shown, reason: LeaveReason, counted: bool) {
         self.leaves.push(LeaveView {
             observer,
             target: sn.target,
             tier: sn.tier,
             reason,
         });
-        if let Some(w) = watch {
-            w.dec(sn.target);
+        if counted {
+            self.watch_edits.push((sn.target, false));
         }
     }
+}
 
+impl ViewLayer {
     /// The observers owned by the layer that show `target` now: a binary search in each one's
     /// shown targets.
     pub fn observers_showing(&self, target: Entity) -> impl Iterator<Item = Entity> + '_ {

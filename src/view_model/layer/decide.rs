@@ -4,15 +4,15 @@
 
 use bevy_ecs::prelude::*;
 
-use super::{ObserverView, Owned, Shown, Totals, ViewLayer, target_slot};
+use super::{Left, Owned, Pass, Shown, ViewParts, assign_shown, target_slot};
 use crate::{
+    components::InterestSet,
     index::AoiIndex,
     messages::{EnterReason, EnterView, TierChanged},
     rules::AoiVisibility,
     slot::Slot,
     view_model::tier_at,
     visibility::{ObserverState, dist2, rect_r2, sees, within},
-    watch::WatchTracker,
 };
 
 /// An owned observer's view as the layer's rules read it.
@@ -33,8 +33,8 @@ struct LayerView<'a> {
 }
 
 impl<'a> LayerView<'a> {
-    fn of(item: &'a ObserverView, p: [f32; 3]) -> Self {
-        let (range, rect, hysteresis, budget, tiers) = (item.0, item.1, item.2, item.3, item.4);
+    fn of(parts: &ViewParts<'a>, p: [f32; 3]) -> Self {
+        let &(range, rect, hysteresis, budget, tiers) = parts;
         let (r2, rect) = match (range, rect) {
             (_, Some(v)) => {
                 let half = [v.half_width, v.half_height];
@@ -81,31 +81,33 @@ impl<'a> LayerView<'a> {
     }
 }
 
-impl ViewLayer {
+impl Pass {
     /// One update of owned observer `st` (slot `s`, its list marked by
     /// [`Self::mark_listed`]) that keeps a view-model component; its set is written when anything
-    /// it shows changed.
+    /// it shows changed: here when the pass has its `set`, else at the serial end
+    /// ([`Left::Write`]).
     pub(super) fn decide(
         &mut self,
         st: &mut Owned,
         s: u32,
         index: &AoiIndex,
-        item: &mut ObserverView,
-        watch: &mut Option<WatchTracker>,
-        totals: &mut Totals,
+        parts: &ViewParts,
+        set: Option<Mut<InterestSet>>,
     ) {
-        let tiered = item.4.is_some();
-        let view = LayerView::of(item, index.slots[s as usize].p);
-        let (held, lingering, retiered, left) = self.hold_linger_or_leave(st, s, index, &view, watch, totals);
+        let tiered = parts.4.is_some();
+        let view = LayerView::of(parts, index.slots[s as usize].p);
+        let (held, lingering, retiered, left) = self.hold_linger_or_leave(st, s, index, &view);
         let mut dirty = st.fresh | retiered | left;
-        dirty |= self.admit(st, s, index, &view, watch);
+        dirty |= self.admit(st, s, index, &view);
         st.fresh = false;
-        totals.waiting += st.waiting as usize;
+        self.totals.waiting += st.waiting as usize;
         (st.held, st.lingering) = (held, lingering);
-        totals.held += held as usize;
+        self.totals.held += held as usize;
         if dirty {
-            let shown = st.shown.iter().map(|sn| (sn.target, sn.tier));
-            item.5.assign(shown, tiered, st.waiting);
+            match set {
+                Some(mut set) => assign_shown(&mut set, st, tiered),
+                None => self.leave_for_serial_end(st, Left::Write { tiered }),
+            }
         }
     }
 
@@ -121,8 +123,6 @@ impl ViewLayer {
         s: u32,
         index: &AoiIndex,
         view: &LayerView,
-        watch: &mut Option<WatchTracker>,
-        totals: &mut Totals,
     ) -> (u32, u32, bool, bool) {
         let (mut held, mut lingering, mut retiered, mut left) = (0u32, 0u32, false, false);
         // What decides whether a target not found may linger: the rules, not the distance.
@@ -142,7 +142,7 @@ impl ViewLayer {
                 sn.linger = 0;
                 let now_inside = view.inside(ts);
                 if sn.held && now_inside {
-                    totals.returned += 1;
+                    self.totals.returned += 1;
                 }
                 sn.held = !now_inside;
                 held += u32::from(sn.held);
@@ -163,7 +163,7 @@ impl ViewLayer {
                 } else {
                     left = true;
                     let reason = index.leave_reason(Some(s), t);
-                    self.leave(st.observer, &sn, reason, watch.as_mut().filter(|_| st.counted));
+                    self.leave(st.observer, &sn, reason, st.counted);
                     continue;
                 }
             }
@@ -188,14 +188,7 @@ impl ViewLayer {
     /// The nearest candidates enter, up to the budget, nearest first (in list order without a
     /// budget to apply); the others wait (`st.waited`, `st.waiting`). Whether anything entered
     /// or the number waiting changed.
-    fn admit(
-        &mut self,
-        st: &mut Owned,
-        s: u32,
-        index: &AoiIndex,
-        view: &LayerView,
-        watch: &mut Option<WatchTracker>,
-    ) -> bool {
+    fn admit(&mut self, st: &mut Owned, s: u32, index: &AoiIndex, view: &LayerView) -> bool {
         let admitted = self.candidates.len().min(view.budget);
         if admitted < self.candidates.len() {
             let nearest = |a: &(f32, Entity, u32), b: &(f32, Entity, u32)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
@@ -239,10 +232,8 @@ impl ViewLayer {
                     enter_reason(index, &self.after_waiting, s, t)
                 },
             });
-            if st.counted
-                && let Some(w) = watch
-            {
-                w.inc(target);
+            if st.counted {
+                self.watch_edits.push((target, true));
             }
         }
         merge_by_target(&mut st.shown, &mut self.entering);

@@ -2,21 +2,14 @@
 //! they show, given back with the plain set the index holds (only the differences as messages),
 //! or let go with everything leaving when they stop observing.
 
-use bevy_ecs::prelude::*;
-
-use super::{NO_SLOT, ObserverItem, ObserverView, Owned, Shown, ViewLayer, enter_reason, target_slot};
+use super::{Left, NO_SLOT, Observers, Owned, Pass, Shown, ViewLayer, enter_reason, target_slot};
 use crate::{index::AoiIndex, messages::EnterView, watch::WatchTracker};
 
 impl ViewLayer {
     /// Takes over the observers that became owned this update ([`AoiIndex::newly_owned`]), each
     /// with the set it shows now, counted for `Watched` as the engine counted it (with the
     /// layers it was in before).
-    pub(super) fn take_over(
-        &mut self,
-        index: &mut AoiIndex,
-        observers: &Query<ObserverItem>,
-        watch: &Option<WatchTracker>,
-    ) {
+    pub(super) fn take_over(&mut self, index: &mut AoiIndex, observers: &Observers, watch: &Option<WatchTracker>) {
         for (observer, old_member) in core::mem::take(&mut index.newly_owned) {
             if self.by_observer.insert(observer, ()).is_some() {
                 continue;
@@ -44,16 +37,19 @@ impl ViewLayer {
                 slot: NO_SLOT,
                 renumbers: usize::MAX,
                 fresh: true,
+                left: Left::Nothing,
             });
         }
     }
+}
 
+impl Pass {
     /// Lets go of owned observer `st`, which no longer observes: everything it shows leaves, and
     /// its set (if it still has one) is emptied.
-    pub(super) fn stop_observing(&mut self, st: &Owned, index: &AoiIndex, observers: &mut Query<ObserverItem>) {
+    pub(super) fn stop_observing(&mut self, st: &Owned, index: &AoiIndex, observers: &mut Observers) {
         let o = (st.slot != NO_SLOT).then_some(st.slot);
         for sn in &st.shown {
-            self.leave(st.observer, sn, index.leave_reason(o, target_slot(index, sn)), None);
+            self.leave(st.observer, sn, index.leave_reason(o, target_slot(index, sn)), false);
         }
         if let Ok(mut item) = observers.get_mut(st.observer)
             && !item.5.holds(&[], false, 0)
@@ -62,24 +58,17 @@ impl ViewLayer {
         }
     }
 
-    /// Gives owned observer `st` (slot `s`, its list marked) back to the engine, which
-    /// lost its last view-model component: its set becomes the plain one in the index's list,
-    /// with an enter for each listed target it did not show and a leave for each shown target
-    /// not listed.
-    pub(super) fn hand_back(
-        &mut self,
-        st: &mut Owned,
-        s: u32,
-        index: &AoiIndex,
-        item: &mut ObserverView,
-        watch: &mut Option<WatchTracker>,
-    ) {
+    /// Gives owned observer `st` (slot `s`) back to the engine, which lost its last view-model
+    /// component: its set becomes the plain one in the index's list, with an enter for each
+    /// listed target it did not show and a leave for each shown target not listed.
+    pub(super) fn hand_back(&mut self, st: &mut Owned, s: u32, index: &AoiIndex, observers: &mut Observers) {
         let list = &index.lists[s as usize];
+        self.mark_listed(list);
         st.waited.sort_unstable();
         for sn in &st.shown {
             if !self.find_listed(sn) {
                 let reason = index.leave_reason(Some(s), target_slot(index, sn));
-                self.leave(st.observer, sn, reason, watch.as_mut().filter(|_| st.counted));
+                self.leave(st.observer, sn, reason, st.counted);
             }
         }
         for &t in list {
@@ -93,17 +82,17 @@ impl ViewLayer {
                 tier: 0,
                 reason: enter_reason(index, &st.waited, s, t),
             });
-            if st.counted
-                && let Some(w) = watch
-            {
-                w.inc(target);
+            if st.counted {
+                self.watch_edits.push((target, true));
             }
         }
         self.sorted.clear();
         self.sorted
             .extend(list.iter().map(|&t| (index.entities[t as usize], 0)));
         self.sorted.sort_unstable();
-        if !item.5.holds(&self.sorted, false, 0) {
+        if let Ok(mut item) = observers.get_mut(st.observer)
+            && !item.5.holds(&self.sorted, false, 0)
+        {
             item.5.assign(self.sorted.iter().copied(), false, 0);
         }
     }
