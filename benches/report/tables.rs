@@ -86,6 +86,11 @@ fn sets_digest(app: &mut bevy_app::App) -> u64 {
 /// row `rows` names, against the first AOI app's (the column `versus`).
 fn own_cost_table(apps: &mut [bevy_app::App], ticks: usize, title: &str, versus: &str, rows: &[String]) {
     one_thread(&mut apps[1..]);
+    own_cost_rows(apps, ticks, title, versus, rows);
+}
+
+/// [`own_cost_table`] with the apps' AOI settings as they are (two threads by default).
+fn own_cost_rows(apps: &mut [bevy_app::App], ticks: usize, title: &str, versus: &str, rows: &[String]) {
     let t = time_interleaved(apps, ticks);
     let base = t[1] - t[0];
     println!();
@@ -318,8 +323,8 @@ pub(crate) fn scale_cost(ticks: usize) {
 }
 
 /// The view model's cost: uniform 10k where every observer has one feature (or all three),
-/// against the same world without them (one thread; the movement-only, plain and featured apps
-/// are updated in turn every tick).
+/// against the same world without them, on one thread, then on two (the movement-only, plain
+/// and featured apps are updated in turn every tick).
 pub(crate) fn view_model_cost(ticks: usize) {
     let n = 10_000;
     let walkers = Walkers::new(Kind::Uniform, n, SEED);
@@ -328,31 +333,36 @@ pub(crate) fn view_model_cost(ticks: usize) {
         linger_ticks: 3,
     };
     let tiers = || ViewTiers::new([R / 3.0, R * 2.0 / 3.0]);
-    let mut apps = [
-        workload::app(walkers.clone(), false),
-        workload::app(walkers.clone(), true),
-        workload::app(walkers.clone(), true),
-        workload::app(walkers.clone(), true),
-        workload::app(walkers.clone(), true),
-        workload::app(walkers.clone(), true),
+    let rows = [
+        "nothing (all off)".to_string(),
+        format!("ViewHysteresis (margin {}, linger 3)", R * 0.1),
+        "EnterBudget(8)".to_string(),
+        format!("ViewTiers [{:.1}, {:.1}]", R / 3.0, R * 2.0 / 3.0),
+        "all three".to_string(),
     ];
-    workload::add_to_observers(&mut apps[2], hysteresis);
-    workload::add_to_observers(&mut apps[3], EnterBudget(8));
-    workload::add_to_observers(&mut apps[4], tiers());
-    workload::add_to_observers(&mut apps[5], (hysteresis, EnterBudget(8), tiers()));
-    own_cost_table(
-        &mut apps,
-        ticks,
-        &format!("uniform {n}, every observer with, 1 thread"),
-        "all off",
-        &[
-            "nothing (all off)".to_string(),
-            format!("ViewHysteresis (margin {}, linger 3)", R * 0.1),
-            "EnterBudget(8)".to_string(),
-            format!("ViewTiers [{:.1}, {:.1}]", R / 3.0, R * 2.0 / 3.0),
-            "all three".to_string(),
-        ],
-    );
+    for threads in [1, 2] {
+        let mut apps = [
+            workload::app(walkers.clone(), false),
+            workload::app(walkers.clone(), true),
+            workload::app(walkers.clone(), true),
+            workload::app(walkers.clone(), true),
+            workload::app(walkers.clone(), true),
+            workload::app(walkers.clone(), true),
+        ];
+        workload::add_to_observers(&mut apps[2], hysteresis);
+        workload::add_to_observers(&mut apps[3], EnterBudget(8));
+        workload::add_to_observers(&mut apps[4], tiers());
+        workload::add_to_observers(&mut apps[5], (hysteresis, EnterBudget(8), tiers()));
+        let title = format!(
+            "uniform {n}, every observer with, {threads} thread{}",
+            if threads > 1 { "s" } else { "" }
+        );
+        if threads == 1 {
+            own_cost_table(&mut apps, ticks, &title, "all off", &rows);
+        } else {
+            own_cost_rows(&mut apps, ticks, &title, "all off", &rows);
+        }
+    }
 }
 
 /// An observer teleports into a crowd of 2,000 (crowded 2000, everyone within everyone's

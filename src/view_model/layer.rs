@@ -227,7 +227,7 @@ pub(crate) fn update_view_layer(
         let runs = owned.chunks_mut(per_task).zip(&mut layer.passes);
         let shared = &observers;
         run_jobs(pool, runs, &|(run, pass)| {
-            pass.look_at(run, &index, Access::Shared(shared), counts)
+            pass.look_at(run, &index, Access::Shared(shared), counts);
         });
     } else {
         let access = Access::Exclusive(&mut observers);
