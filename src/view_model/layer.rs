@@ -12,7 +12,13 @@
 //! Cost per update: `O(list + shown)` per owned observer the update touched ([`Touches`]: it or
 //! a target it sees changed) or that has targets lingering or waiting, plus sorting its entering
 //! candidates; the others are skipped, since the pass would leave them as they are. Nothing at
-//! all while no observer has a view-model component.
+//! all while no observer has a view-model component. With Bevy's compute pool the owned
+//! observers are split into runs, one task each ([`update_view_layer`]).
+//!
+//! Measured (`scenario --entities 10000`, every observer with the feature, two threads,
+//! alternating steady medians, stop 42): one task, then one per thread: `ViewHysteresis` 21.4–22.0
+//! → 15.6–16.0 ms an update, `ViewTiers` 24.7–25.0 → 16.8–17.5, `EnterBudget(8)` 17.3–20.2 →
+//! 12.2–17.8; one thread level.
 //!
 //! Here: the layer's state, its system and each observer's pass; the decisions for an observer
 //! that keeps a view-model component in [`decide`], hand-overs in [`handover`].
