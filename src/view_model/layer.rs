@@ -239,55 +239,69 @@ pub(crate) fn update_view_layer(
         let access = Access::Exclusive(&mut observers);
         layer.passes[0].look_at(&mut owned, &index, access, counts);
     }
-    // The serial end, in the observers' order: the sets to write and the observers to let go
-    // (none on one thread but those let go, rare: then the loop is skipped).
-    let serial = &mut layer.serial;
-    let mut dropped = false;
     let any_left = layer.passes[..tasks].iter().any(|pass| pass.left_for_serial_end > 0);
-    for st in owned.iter_mut().filter(|_| any_left) {
-        match core::mem::take(&mut st.left) {
-            Left::Nothing => continue,
-            Left::Write { tiered } => {
-                write_set(&mut observers, st, tiered);
-                continue;
-            }
-            Left::Stop => serial.stop_observing(st, &index, &mut observers),
-            Left::HandBack(s) => serial.hand_back(st, s, &index, &mut observers),
-        }
-        dropped = true;
-        layer.by_observer.remove(&st.observer);
-        if let Some(s) = index.slot_of(st.observer) {
-            index.release(s);
-        }
-    }
-    if dropped {
-        owned.retain(|st| layer.by_observer.contains_key(&st.observer));
+    if any_left {
+        layer.serial_end(&mut owned, &mut index, &mut observers);
     }
     layer.owned = owned;
-    // Each run's messages and counts in turn, then the serial end's.
-    let mut totals = Totals::default();
-    for pass in layer.passes[..tasks].iter_mut().chain([&mut layer.serial]) {
-        gather(&mut layer.enters, &mut pass.enters);
-        gather(&mut layer.leaves, &mut pass.leaves);
-        gather(&mut layer.tier_changes, &mut pass.tier_changes);
-        if let Some(w) = watch {
-            for (target, more) in pass.watch_edits.drain(..) {
-                if more { w.inc(target) } else { w.dec(target) }
-            }
-        }
-        totals.held += pass.totals.held;
-        totals.returned += pass.totals.returned;
-        totals.waiting += pass.totals.waiting;
-    }
+    let totals = layer.gather(tasks, watch);
     stats.held = totals.held;
     stats.returned = totals.returned;
     stats.waiting = totals.waiting;
     stats.tier_changes = layer.tier_changes.len();
 }
 
+impl ViewLayer {
+    /// The serial end of the update, in the observers' order: writes the sets the passes left
+    /// to write, and lets go of the observers that stopped observing or lost their view-model
+    /// components (on one thread only those are left for it).
+    fn serial_end(&mut self, owned: &mut Vec<Owned>, index: &mut AoiIndex, observers: &mut Observers) {
+        let mut dropped = false;
+        for st in owned.iter_mut() {
+            match core::mem::take(&mut st.left) {
+                Left::Nothing => continue,
+                Left::Write { tiered } => {
+                    write_set(observers, st, tiered);
+                    continue;
+                }
+                Left::Stop => self.serial.stop_observing(st, index, observers),
+                Left::HandBack(s) => self.serial.hand_back(st, s, index, observers),
+            }
+            dropped = true;
+            self.by_observer.remove(&st.observer);
+            if let Some(s) = index.slot_of(st.observer) {
+                index.release(s);
+            }
+        }
+        if dropped {
+            owned.retain(|st| self.by_observer.contains_key(&st.observer));
+        }
+    }
+
+    /// Gathers the messages and `Watched` edits of the first `tasks` passes in turn, then the
+    /// serial end's; the update's totals.
+    fn gather(&mut self, tasks: usize, watch: &mut Option<WatchTracker>) -> Totals {
+        let mut totals = Totals::default();
+        for pass in self.passes[..tasks].iter_mut().chain([&mut self.serial]) {
+            append(&mut self.enters, &mut pass.enters);
+            append(&mut self.leaves, &mut pass.leaves);
+            append(&mut self.tier_changes, &mut pass.tier_changes);
+            if let Some(w) = watch {
+                for (target, more) in pass.watch_edits.drain(..) {
+                    if more { w.inc(target) } else { w.dec(target) }
+                }
+            }
+            totals.held += pass.totals.held;
+            totals.returned += pass.totals.returned;
+            totals.waiting += pass.totals.waiting;
+        }
+        totals
+    }
+}
+
 /// Moves the messages of `from` to the end of `into`: without copying them while `into` is
 /// empty (on one thread, the only pass with messages is the first).
-fn gather<T>(into: &mut Vec<T>, from: &mut Vec<T>) {
+fn append<T>(into: &mut Vec<T>, from: &mut Vec<T>) {
     if into.is_empty() {
         core::mem::swap(into, from);
     } else {
