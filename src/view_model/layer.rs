@@ -183,6 +183,7 @@ enum Access<'q, 'w, 's> {
 }
 
 impl<'w, 's> Access<'_, 'w, 's> {
+    /// The same access, lent for one observer's update.
     fn reborrow(&mut self) -> Access<'_, 'w, 's> {
         match self {
             Access::Shared(q) => Access::Shared(q),
