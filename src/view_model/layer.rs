@@ -145,7 +145,7 @@ struct Pass {
 }
 
 /// Totals of one update, for [`AoiStats`].
-#[derive(Clone, Copy, Default)]
+#[derive(Default)]
 struct Totals {
     held: usize,
     returned: usize,

@@ -63,10 +63,6 @@ impl<'a> LayerView<'a> {
     /// The tier at `q` of a target now in `tier`: nearer as soon as it is within a threshold,
     /// farther only beyond the threshold plus the margin.
     fn next_tier(&self, tier: u8, q: [f32; 3]) -> u8 {
-        if self.thresholds.is_empty() {
-            // Untiered: every target in tier 0, no distance to measure.
-            return 0;
-        }
         let plain = self.tier_at(q);
         if plain <= tier {
             plain
