@@ -317,7 +317,7 @@ impl AoiIndex {
         };
         if self.owned > 0 {
             // Whatever changed (a component of the view model included), the layer looks.
-            self.touches.touch(s);
+            self.touches.change(s);
         }
         let slot = &mut self.slots[s as usize];
         if layered && !slot.owned() {

@@ -19,6 +19,14 @@ pub(crate) struct Touches {
     epoch: u32,
     /// An `Always`-visible target stepped: its tier may change for any observer of its instance.
     everyone: AtomicBool,
+    /// Per slot, one bit: whether change pickup observed it this update (it or one of its
+    /// components changed, or it was despawned). A pair with neither end changed is judged as it
+    /// was last update, so the layer's pass over an owned observer that did not change looks only
+    /// at its changed targets. 1 bit a slot, so that it stays in the first-level cache (6 KB at
+    /// 50k slots).
+    changed: Vec<u64>,
+    /// Whether any bit of `changed` is set.
+    any_changed: bool,
 }
 
 impl Touches {
@@ -30,12 +38,17 @@ impl Touches {
             self.epoch = 1;
         }
         *self.everyone.get_mut() = false;
+        if self.any_changed {
+            self.changed.iter_mut().for_each(|bits| *bits = 0);
+            self.any_changed = false;
+        }
     }
 
     /// Makes room for slot numbers below `slots`.
     pub fn grow(&mut self, slots: usize) {
         if self.marks.len() < slots {
             self.marks.resize_with(slots, AtomicU32::default);
+            self.changed.resize(slots.div_ceil(64), 0);
         }
     }
 
@@ -43,6 +56,20 @@ impl Touches {
     #[inline]
     pub fn touch(&self, o: u32) {
         self.marks[o as usize].store(self.epoch, Ordering::Relaxed);
+    }
+
+    /// Marks slot `s` as changed this update, and touched as an observer.
+    #[inline]
+    pub fn change(&mut self, s: u32) {
+        self.touch(s);
+        self.changed[s as usize / 64] |= 1 << (s % 64);
+        self.any_changed = true;
+    }
+
+    /// Whether slot `s` was marked by [`Self::change`] this update.
+    #[inline]
+    pub fn is_changed(&self, s: u32) -> bool {
+        self.changed[s as usize / 64] & (1 << (s % 64)) != 0
     }
 
     /// Marks every observer as touched.
@@ -57,6 +84,6 @@ impl Touches {
 
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.marks.capacity() * size_of::<AtomicU32>()
+        self.marks.capacity() * size_of::<AtomicU32>() + self.changed.capacity() * size_of::<u64>()
     }
 }

@@ -77,10 +77,12 @@ pub struct Checked {
     /// The view-model state of observers with view-model components.
     model: BTreeMap<Entity, model::Observer>,
     /// After this update: the tiers of observers with view-model components (others: all 0),
-    /// their waiting counts, and the tier changes of targets that stayed.
+    /// their waiting counts, how many targets they show beyond their view (held), and the tier
+    /// changes of targets that stayed.
     tiers: BTreeMap<Entity, BTreeMap<Entity, u8>>,
     prev_tiers: BTreeMap<Entity, BTreeMap<Entity, u8>>,
     waiting: BTreeMap<Entity, usize>,
+    held: usize,
     tier_changes: model::TierChanges,
     tier_cursor: MessageCursor<TierChanged>,
     /// Every tracked entity as the reasons see it, after the previous update and after this one.
@@ -123,6 +125,7 @@ impl Checked {
             tiers: BTreeMap::new(),
             prev_tiers: BTreeMap::new(),
             waiting: BTreeMap::new(),
+            held: 0,
             tier_changes: Vec::new(),
             tier_cursor: MessageCursor::default(),
             before: Moments::new(),

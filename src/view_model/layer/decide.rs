@@ -4,7 +4,7 @@
 
 use bevy_ecs::prelude::*;
 
-use super::{Left, Owned, Pass, Shown, ViewParts, assign_shown, target_slot};
+use super::{Left, NO_SLOT, Owned, Pass, Shown, ViewParts, assign_shown, target_slot};
 use crate::{
     components::InterestSet,
     index::AoiIndex,
@@ -81,7 +81,8 @@ impl Pass {
     /// One update of owned observer `st` (slot `s`, its list marked by
     /// [`Self::mark_listed`]) that keeps a view-model component; its set is written when anything
     /// it shows changed: here when the pass has its `set`, else at the serial end
-    /// ([`Left::Write`]).
+    /// ([`Left::Write`]). `quiet`: neither it nor its view changed, and nothing it shows lingers
+    /// or waits, so only its changed targets are looked at ([`Self::hold_linger_or_leave`]).
     pub(super) fn decide(
         &mut self,
         st: &mut Owned,
@@ -89,10 +90,11 @@ impl Pass {
         index: &AoiIndex,
         parts: &ViewParts,
         set: Option<Mut<InterestSet>>,
+        quiet: bool,
     ) {
         let tiered = parts.4.is_some();
         let view = LayerView::of(parts, index.slots[s as usize].p);
-        let (held, lingering, retiered, left) = self.hold_linger_or_leave(st, s, index, &view);
+        let (held, lingering, retiered, left) = self.hold_linger_or_leave(st, s, index, &view, quiet);
         let mut dirty = st.fresh | retiered | left;
         dirty |= self.admit(st, s, index, &view);
         st.fresh = false;
@@ -113,14 +115,24 @@ impl Pass {
     /// and `linger_ticks` last, or leaves (its message recorded, its entry dropped). Then the
     /// listed targets not shown and within the view become candidates, in list order. Returns
     /// how many are held and lingering, and whether a tier changed or a target left.
+    ///
+    /// For a `quiet` observer (its list marked only where the targets changed) a target that did
+    /// not change is kept as it is: with both ends where they were, the same rules and nothing
+    /// lingering, every test above gives what it gave last update (the tier too: `next_tier`
+    /// returns the tier it is given at the same distance). Where few entities move, that skips
+    /// loading nearly every shown target's slot, the pass's largest cost.
     fn hold_linger_or_leave(
         &mut self,
         st: &mut Owned,
         s: u32,
         index: &AoiIndex,
         view: &LayerView,
+        quiet: bool,
     ) -> (u32, u32, bool, bool) {
-        let (mut held, mut lingering, mut retiered, mut left) = (0u32, 0u32, false, false);
+        // A quiet observer's count starts from the last update's: what it keeps as it is holds
+        // as it held, and each target looked at is taken out of the count, then counted again.
+        let mut held = if quiet { st.held } else { 0 };
+        let (mut lingering, mut retiered, mut left) = (0u32, false, false);
         // What decides whether a target not found may linger: the rules, not the distance.
         let o = &index.slots[s as usize];
         let rules_only = ObserverState {
@@ -132,9 +144,22 @@ impl Pass {
         };
         let mut kept = 0;
         for i in 0..st.shown.len() {
+            let t = st.shown_slots[i];
+            if quiet && t != NO_SLOT && !index.touches.is_changed(t) {
+                // Kept as it is (moved down only after a target left).
+                if kept != i {
+                    st.shown[kept] = st.shown[i];
+                    st.shown_slots[kept] = t;
+                }
+                kept += 1;
+                continue;
+            }
             let mut sn = st.shown[i];
-            if self.find_listed(&sn) {
-                let ts = &index.slots[sn.slot as usize];
+            if quiet {
+                held -= u32::from(sn.held);
+            }
+            if self.find_listed(t) {
+                let ts = &index.slots[t as usize];
                 sn.linger = 0;
                 let now_inside = view.inside(ts);
                 if sn.held && now_inside {
@@ -146,8 +171,8 @@ impl Pass {
                 retiered |= retier(&mut self.tier_changes, st.observer, &mut sn, tier);
             } else {
                 // Beyond the grown view (lingers), or its rules fail (leaves).
-                let t = target_slot(index, &sn);
-                let ts = t.map(|t| &index.slots[t as usize]);
+                let tracked = target_slot(index, &sn, t);
+                let ts = tracked.map(|t| &index.slots[t as usize]);
                 let allowed = ts.is_some_and(|ts| sees(&rules_only, &ts.target()));
                 sn.linger += 1;
                 if let Some(ts) = ts.filter(|_| allowed && sn.linger <= view.linger) {
@@ -158,17 +183,25 @@ impl Pass {
                     retiered |= retier(&mut self.tier_changes, st.observer, &mut sn, tier);
                 } else {
                     left = true;
-                    let reason = index.leave_reason(Some(s), t);
+                    let reason = index.leave_reason(Some(s), tracked);
                     self.leave(st.observer, &sn, reason, st.counted);
                     continue;
                 }
             }
             st.shown[kept] = sn;
+            st.shown_slots[kept] = t;
             kept += 1;
         }
         st.shown.truncate(kept);
+        st.shown_slots.truncate(kept);
         self.candidates.clear();
-        for &t in &index.lists[s as usize] {
+        let changed_listed = core::mem::take(&mut self.changed_listed);
+        let listed = if quiet {
+            &changed_listed
+        } else {
+            &index.lists[s as usize]
+        };
+        for &t in listed {
             if !self.listed_only(t) {
                 continue;
             }
@@ -178,6 +211,7 @@ impl Pass {
                     .push((dist2(view.p, ts.p), index.entities[t as usize], t));
             }
         }
+        self.changed_listed = changed_listed;
         (held, lingering, retiered, left)
     }
 
@@ -211,13 +245,13 @@ impl Pass {
         self.entering.clear();
         for &(_, target, t) in &self.candidates[..admitted] {
             let tier = view.tier_at(index.slots[t as usize].p);
-            self.entering.push(Shown {
+            let sn = Shown {
                 target,
-                slot: t,
                 linger: 0,
                 tier,
                 held: false,
-            });
+            };
+            self.entering.push((sn, t));
             self.enters.push(EnterView {
                 observer: st.observer,
                 target,
@@ -232,7 +266,7 @@ impl Pass {
                 self.watch_edits.push((target, true));
             }
         }
-        merge_by_target(&mut st.shown, &mut self.entering);
+        merge_by_target(&mut st.shown, &mut st.shown_slots, &mut self.entering);
         st.waited.clear();
         st.waited
             .extend(self.candidates[admitted..].iter().map(|&(_, target, _)| target));
@@ -253,24 +287,27 @@ pub(super) fn enter_reason(index: &AoiIndex, waited: &[Entity], o: u32, t: u32) 
     }
 }
 
-/// Merges `entering` (any order; emptied) into `shown`, keeping `shown` sorted by target: one
-/// pass from the back, `O(shown + k log k)` for `k` entering.
-fn merge_by_target(shown: &mut Vec<Shown>, entering: &mut Vec<Shown>) {
+/// Merges `entering` (shown targets and their slots, any order; emptied) into `shown` and its
+/// `slots`, keeping `shown` sorted by target: one pass from the back, `O(shown + k log k)` for
+/// `k` entering.
+fn merge_by_target(shown: &mut Vec<Shown>, slots: &mut Vec<u32>, entering: &mut Vec<(Shown, u32)>) {
     if entering.is_empty() {
         return;
     }
-    entering.sort_unstable_by_key(|sn| sn.target);
+    entering.sort_unstable_by_key(|(sn, _)| sn.target);
     let (mut i, mut j) = (shown.len(), entering.len());
-    shown.resize(i + j, entering[0]);
+    shown.resize(i + j, entering[0].0);
+    slots.resize(i + j, NO_SLOT);
     for k in (0..shown.len()).rev() {
         if j == 0 {
             break;
         }
-        if i > 0 && shown[i - 1].target > entering[j - 1].target {
+        if i > 0 && shown[i - 1].target > entering[j - 1].0.target {
             shown[k] = shown[i - 1];
+            slots[k] = slots[i - 1];
             i -= 1;
         } else {
-            shown[k] = entering[j - 1];
+            (shown[k], slots[k]) = entering[j - 1];
             j -= 1;
         }
     }

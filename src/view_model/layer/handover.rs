@@ -14,21 +14,23 @@ impl ViewLayer {
             if self.by_observer.insert(observer, ()).is_some() {
                 continue;
             }
-            let shown = observers.get(observer).map_or(Vec::new(), |item| {
-                item.5
-                    .iter()
+            let shown: Vec<Shown> = observers.get(observer).map_or(Vec::new(), |item| {
+                (item.5.iter())
                     .map(|target| Shown {
                         target,
-                        slot: index.slot_of(target).unwrap_or(NO_SLOT),
                         linger: 0,
                         tier: 0,
                         held: false,
                     })
                     .collect()
             });
+            let shown_slots = (shown.iter())
+                .map(|sn| index.slot_of(sn.target).unwrap_or(NO_SLOT))
+                .collect();
             self.owned.push(Owned {
                 observer,
                 shown,
+                shown_slots,
                 counted: watch.as_ref().is_some_and(|w| w.counts(old_member)),
                 waiting: 0,
                 waited: Vec::new(),
@@ -48,8 +50,8 @@ impl Pass {
     /// its set (if it still has one) is emptied.
     pub(super) fn stop_observing(&mut self, st: &Owned, index: &AoiIndex, observers: &mut Observers) {
         let o = (st.slot != NO_SLOT).then_some(st.slot);
-        for sn in &st.shown {
-            self.leave(st.observer, sn, index.leave_reason(o, target_slot(index, sn)), false);
+        for (sn, &t) in st.shown.iter().zip(&st.shown_slots) {
+            self.leave(st.observer, sn, index.leave_reason(o, target_slot(index, sn, t)), false);
         }
         if let Ok(mut item) = observers.get_mut(st.observer)
             && !item.5.holds(&[], false, 0)
@@ -63,11 +65,11 @@ impl Pass {
     /// listed target it did not show and a leave for each shown target not listed.
     pub(super) fn hand_back(&mut self, st: &mut Owned, s: u32, index: &AoiIndex, observers: &mut Observers) {
         let list = &index.lists[s as usize];
-        self.mark_listed(list);
+        self.mark_listed(list, None);
         st.waited.sort_unstable();
-        for sn in &st.shown {
-            if !self.find_listed(sn) {
-                let reason = index.leave_reason(Some(s), target_slot(index, sn));
+        for (sn, &t) in st.shown.iter().zip(&st.shown_slots) {
+            if !self.find_listed(t) {
+                let reason = index.leave_reason(Some(s), target_slot(index, sn, t));
                 self.leave(st.observer, sn, reason, st.counted);
             }
         }

@@ -80,7 +80,7 @@ impl Checked {
     }
 
     /// The view-model clauses: every set's tiers and waiting count, the tiers the messages
-    /// carry, and the tier changes (read before [`Self::read_messages`], which consumes the
+    /// carry, the held count, and the tier changes (read before [`Self::read_messages`], which consumes the
     /// enters and leaves: this reads its own cursors' copies).
     pub(super) fn check_view_model(&mut self) {
         let world = self.app.world();
@@ -129,6 +129,10 @@ impl Checked {
             stats.waiting,
             self.waiting.values().sum::<usize>(),
             "AoiStats::waiting should total the waiting targets"
+        );
+        assert_eq!(
+            stats.held, self.held,
+            "AoiStats::held should count the shown targets beyond their observer's view"
         );
     }
 

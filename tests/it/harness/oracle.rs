@@ -122,6 +122,7 @@ impl Checked {
         let mut modelled = BTreeMap::new();
         self.tiers.clear();
         self.waiting.clear();
+        self.held = 0;
         self.tier_changes.clear();
         for (o, p, r, rect, layers, _, instance, features) in &all {
             if r.is_none() && rect.is_none() {
@@ -195,6 +196,8 @@ impl Checked {
                 self.tiers
                     .insert(*o, model.shown.iter().map(|(t, s)| (*t, s.tier)).collect());
                 self.waiting.insert(*o, model.waiting);
+                let beyond_view: BTreeSet<Entity> = (allowed.iter()).filter(|a| !a.inside).map(|a| a.target).collect();
+                self.held += model.shown.keys().filter(|t| beyond_view.contains(t)).count();
                 modelled.insert(*o, model);
             }
             out.insert(*o, set);
