@@ -483,9 +483,9 @@ impl ViewLayer {
 }
 
 /// Whether the layer must look at owned observer `st` this update: something touched it (see
-/// [`Touches`]), or it has targets lingering or waiting, or it is new here,
-/// or its slot is not the one it knows (freed, or renumbered: then the slots of what it shows are
-/// looked up again when it is next looked at).
+/// [`Touches`]), or it has targets lingering or waiting, or it is new here, or its slot is not the
+/// one it knows (freed, or renumbered: then the slots of what it shows are looked up again when it
+/// is next looked at).
 fn needs_look(st: &Owned, index: &AoiIndex) -> bool {
     st.fresh
         || st.waiting > 0
