@@ -12,9 +12,9 @@
 //! Cost per update: `O(list + shown)` per owned observer the update touched ([`Touches`]: it or
 //! a target it sees changed) or that has targets lingering or waiting, plus sorting its entering
 //! candidates; the others are skipped, since the pass would leave them as they are. Of a touched
-//! observer that is quiet (it did not change, nothing it shows lingers or waits) only the changed
-//! targets are judged: its list and shown slots are read at 4 bytes a target, and each changed
-//! target's state and slot loaded. Nothing at all while no observer has a view-model component. With Bevy's compute pool the owned
+//! observer that is quiet (it did not change, nothing waits for its budget) only the changed and
+//! the lingering targets are judged: its list and shown slots are read at 4 bytes a target, and
+//! only those targets' state and slots loaded. Nothing at all while no observer has a view-model component. With Bevy's compute pool the owned
 //! observers are split into runs, one task each ([`update_view_layer`]).
 //!
 //! Measured (`scenario --entities 10000`, every observer with the feature, two threads,
@@ -411,14 +411,16 @@ impl Pass {
             self.leave_for_serial_end(st, Left::HandBack(s));
             return;
         }
-        self.mark_listed(&index.lists[s as usize], quiet.then_some(&index.touches));
+        let marking = quiet.then_some((&index.touches, st.lingering > 0));
+        self.mark_listed(&index.lists[s as usize], marking);
         self.decide(st, s, index, &parts, set, quiet);
     }
 
-    /// Starts an observer's pass: marks the slots of its `list` as listed; with `changed` (a
-    /// quiet observer), only those of its changed targets, which are also kept, in list order,
-    /// in `changed_listed`.
-    fn mark_listed(&mut self, list: &[u32], changed: Option<&Touches>) {
+    /// Starts an observer's pass: marks the slots of its `list` as listed. For a quiet observer
+    /// (`quiet`: the index's changed slots, and whether targets it shows linger) its changed
+    /// targets are also kept, in list order, in `changed_listed`, and only they are marked while
+    /// nothing lingers (a lingering target is told from the others by not being listed).
+    fn mark_listed(&mut self, list: &[u32], quiet: Option<(&Touches, bool)>) {
         self.epoch = self.epoch.wrapping_add(2);
         if self.epoch < 2 {
             // Wrapped: no stale mark may match (0 and 1 are never an epoch).
@@ -426,16 +428,20 @@ impl Pass {
             self.epoch = 2;
         }
         self.changed_listed.clear();
-        match changed {
+        match quiet {
             None => {
                 for &t in list {
                     self.marks[t as usize] = self.epoch;
                 }
             }
-            Some(touches) => {
-                for &t in list.iter().filter(|&&t| touches.is_changed(t)) {
-                    self.marks[t as usize] = self.epoch;
-                    self.changed_listed.push(t);
+            Some((touches, lingering)) => {
+                for &t in list {
+                    if touches.is_changed(t) {
+                        self.marks[t as usize] = self.epoch;
+                        self.changed_listed.push(t);
+                    } else if lingering {
+                        self.marks[t as usize] = self.epoch;
+                    }
                 }
             }
         }
@@ -501,13 +507,13 @@ fn target_slot(index: &AoiIndex, sn: &Shown, t: u32) -> Option<u32> {
 }
 
 /// Whether owned observer `st` is quiet this update: it is in the slot it knows (not freed, not
-/// moved by a renumbering), it did not change (nor did its view-model components), it is not new here, and
-/// nothing it shows lingers or waits. Then only its changed targets can come out of its pass
-/// differently from the last update ([`Touches::is_changed`]).
+/// moved by a renumbering), it did not change (nor did its view-model components), it is not new
+/// here, and no target waits for its budget. Then only its changed targets
+/// ([`Touches::is_changed`]) and those lingering can come out of its pass differently from the
+/// last update.
 fn is_quiet(st: &Owned, index: &AoiIndex) -> bool {
     !st.fresh
         && st.waiting == 0
-        && st.lingering == 0
         && index.entities.get(st.slot as usize) == Some(&st.observer)
         && !index.touches.is_changed(st.slot)
 }

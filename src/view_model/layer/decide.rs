@@ -81,8 +81,9 @@ impl Pass {
     /// One update of owned observer `st` (slot `s`, its list marked by
     /// [`Self::mark_listed`]) that keeps a view-model component; its set is written when anything
     /// it shows changed: here when the pass has its `set`, else at the serial end
-    /// ([`Left::Write`]). `quiet`: neither it nor its view changed, and nothing it shows lingers
-    /// or waits, so only its changed targets are looked at ([`Self::hold_linger_or_leave`]).
+    /// ([`Left::Write`]). `quiet`: neither it nor its view changed and nothing waits for its
+    /// budget, so only its changed and lingering targets are looked at
+    /// ([`Self::hold_linger_or_leave`]).
     pub(super) fn decide(
         &mut self,
         st: &mut Owned,
@@ -116,11 +117,13 @@ impl Pass {
     /// listed targets not shown and within the view become candidates, in list order. Returns
     /// how many are held and lingering, and whether a tier changed or a target left.
     ///
-    /// For a `quiet` observer (its list marked only where the targets changed) a target that did
-    /// not change is kept as it is: with both ends where they were, the same rules and nothing
-    /// lingering, every test above gives what it gave last update (the tier too: `next_tier`
-    /// returns the tier it is given at the same distance). Where few entities move, that skips
-    /// loading nearly every shown target's slot, the pass's largest cost.
+    /// For a `quiet` observer (its list marked only where the targets changed, unless some
+    /// linger) a target that did not change and is listed is kept as it is: with both ends where
+    /// they were and the same rules it was listed last update too, so found, and every test above
+    /// gives what it gave then (the tier too: `next_tier` returns the tier it is given at the same
+    /// distance); nothing waits, so only changed targets can be new candidates. Where few
+    /// entities move, that skips loading nearly every shown target's state and slot, the pass's
+    /// largest cost.
     fn hold_linger_or_leave(
         &mut self,
         st: &mut Owned,
@@ -145,7 +148,9 @@ impl Pass {
         let mut kept = 0;
         for i in 0..st.shown.len() {
             let t = st.shown_slots[i];
-            if quiet && t != NO_SLOT && !index.touches.is_changed(t) {
+            let unchanged = quiet && t != NO_SLOT && !index.touches.is_changed(t);
+            // Listed: with nothing lingering, every shown target was listed last update.
+            if unchanged && (st.lingering == 0 || self.listed_only(t)) {
                 // Kept as it is (moved down only after a target left).
                 if kept != i {
                     st.shown[kept] = st.shown[i];
