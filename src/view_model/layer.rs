@@ -350,19 +350,28 @@ impl Pass {
 
     /// Looks at each owned observer of `run` that needs it ([`needs_look`]).
     fn look_at(&mut self, run: &mut [Owned], index: &AoiIndex, mut observers: Access, counts: Option<&WatchTracker>) {
+        // Whether the observers are looked at ([`needs_look`]), known two ahead so that the
+        // next one's data is asked for without waiting on the answer.
+        let looked_at = |run: &[Owned], k: usize| run.get(k).is_some_and(|st| needs_look(st, index));
+        let (mut this_one, mut next_one) = (looked_at(run, 0), looked_at(run, 1));
         for i in 0..run.len() {
             // The next observer's shown targets and list, asked for while this one is decided
-            // (its `shown` is the pass's largest read: 16 bytes a target, of which a quiet
-            // observer reads only its changed targets').
-            if let Some(next) = run.get(i + 1) {
+            // if it will be looked at (its `shown` is the pass's largest read: 16 bytes a
+            // target, of which a quiet observer reads only its changed targets'). Asked for
+            // every observer, they made an update where nothing moved 3 times slower.
+            if next_one {
+                let next = &run[i + 1];
                 crate::prefetch::prefetch(&next.shown_slots);
                 crate::prefetch::prefetch(&next.shown);
                 if let Some(list) = index.lists.get(next.slot as usize) {
                     crate::prefetch::prefetch(list);
                 }
             }
+            let after_next = looked_at(run, i + 2);
             let st = &mut run[i];
-            if !needs_look(st, index) {
+            let looked = this_one;
+            (this_one, next_one) = (next_one, after_next);
+            if !looked {
                 // Nothing it sees moved or changed: the pass would leave it as it is.
                 self.totals.held += st.held as usize;
                 continue;
