@@ -225,8 +225,10 @@ impl Pass {
     }
 
     /// How many of a quiet observer's shown targets of slots `slots` (from where its pass is)
-    /// come before the next one to judge: one whose slot went on the shortlist as a change, or
-    /// (with targets `lingering`) one not listed. A tight loop over 4 bytes a target.
+    /// come before the next one to judge: one that changed ([`Touches::is_changed`]), or (with
+    /// targets `lingering`) one not listed. A tight loop over 4 bytes a target.
+    ///
+    /// [`Touches::is_changed`]: crate::index::Touches::is_changed
     fn unchanged_run(&self, slots: &[u32], index: &AoiIndex, lingering: bool) -> usize {
         let (marks, epoch, touches) = (&self.marks[..], self.epoch, &index.touches);
         // Listed: with nothing lingering, every shown target was listed last update.
