@@ -197,13 +197,25 @@ fn leave_message<const JUDGED: bool>(index: &AoiIndex, o: u32, t: u32) -> LeaveV
     }
 }
 
-/// This update's messages: the pair engine's, except for the observers the view layer owns,
-/// then the layer's ([`write_messages`] writes this sequence). Valid until `write_messages`
-/// renumbers the slots.
+/// This update's messages: the pair engine's, then the view layer's ([`write_messages`] writes
+/// this sequence). Valid until `write_messages` renumbers the slots.
 fn messages<'a>(
     index: &'a AoiIndex,
     work: &'a PairEngine,
     layer: &'a ViewLayer,
+) -> (
+    impl Iterator<Item = EnterView> + 'a,
+    impl Iterator<Item = LeaveView> + 'a,
+) {
+    let (enters, leaves) = engine_messages(index, work);
+    (enters.chain(layer.enters()), leaves.chain(layer.leaves()))
+}
+
+/// This update's messages of the pair engine, except for the observers the view layer owns
+/// (the layer's come after them, [`messages`]).
+fn engine_messages<'a>(
+    index: &'a AoiIndex,
+    work: &'a PairEngine,
 ) -> (
     impl Iterator<Item = EnterView> + 'a,
     impl Iterator<Item = LeaveView> + 'a,
@@ -215,10 +227,7 @@ fn messages<'a>(
     let enters = (work.enters(&index.lists).filter(engine_owns))
         .map(move |(o, t)| enter_message::<true>(index, &mut appeared, o, t));
     let leaves = (work.leaves().filter(engine_owns)).map(move |(o, t)| leave_message::<true>(index, o, t));
-    (
-        enters.chain(layer.enters.iter().copied()),
-        leaves.chain(layer.leaves.iter().copied()),
-    )
+    (enters, leaves)
 }
 
 /// Triggers this update's messages as entity events (added only with `AoiPlugin::entity_events`).
@@ -231,7 +240,7 @@ pub(crate) fn trigger_messages(
     let (enters, leaves) = messages(&index, &work.0, &layer);
     enters.for_each(|ev| commands.trigger(ev));
     leaves.for_each(|ev| commands.trigger(ev));
-    layer.tier_changes.iter().for_each(|&ev| commands.trigger(ev));
+    layer.tier_changes().for_each(|ev| commands.trigger(ev));
 }
 
 /// Writes this update's messages straight from the engine's and the view layer's buffers (the
@@ -257,24 +266,25 @@ pub(crate) fn write_messages(
             pool,
             || {
                 let engine = write_engine_enters(index_ref, work, quiet, &mut enter_writer);
-                engine + enter_writer.write_batch(layer.enters.iter().copied()).len()
+                engine + enter_writer.write_batch(layer.enters()).len()
             },
             || {
                 let engine = write_engine_leaves(index_ref, work, quiet, &mut leave_writer);
-                engine + leave_writer.write_batch(layer.leaves.iter().copied()).len()
+                engine + leave_writer.write_batch(layer.leaves()).len()
             },
         )
     } else {
-        let (enters, leaves) = messages(index_ref, work, &layer);
+        // The engine's (filtered: pushed one by one), then the layer's in one exact batch.
+        let (enters, leaves) = engine_messages(index_ref, work);
         join(
             pool,
-            || enter_writer.write_batch(enters).len(),
-            || leave_writer.write_batch(leaves).len(),
+            || enter_writer.write_batch(enters).len() + enter_writer.write_batch(layer.enters()).len(),
+            || leave_writer.write_batch(leaves).len() + leave_writer.write_batch(layer.leaves()).len(),
         )
     };
     stats.enters = enters;
     stats.leaves = leaves;
-    tier_writer.write_batch(layer.tier_changes.iter().copied());
+    tier_writer.write_batch(layer.tier_changes());
     index.end_messages();
     index.renumber_if_scattered(task_pool(&settings));
     stats.renumbers = index.renumbers();

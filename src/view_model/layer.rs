@@ -116,10 +116,9 @@ pub(crate) struct ViewLayer {
     /// one for its serial end.
     passes: Vec<Pass>,
     serial: Pass,
-    /// This update's messages, written after the engine's: each pass's in turn.
-    pub enters: Vec<EnterView>,
-    pub leaves: Vec<LeaveView>,
-    pub tier_changes: Vec<TierChanged>,
+    /// How many of `passes` this update used: their messages, then the serial end's, are this
+    /// update's ([`Self::enters`]).
+    used: usize,
 }
 
 /// The buffers and results of the passes over a run of owned observers.
@@ -215,9 +214,8 @@ pub(crate) fn update_view_layer(
     mut observers: Observers,
 ) {
     let layer = &mut *layer;
-    layer.enters.clear();
-    layer.leaves.clear();
-    layer.tier_changes.clear();
+    layer.used = 0;
+    layer.serial.clear_messages();
     if layer.owned.is_empty() && index.newly_owned.is_empty() {
         stats.held = 0;
         stats.returned = 0;
@@ -254,11 +252,12 @@ pub(crate) fn update_view_layer(
         layer.serial_end(&mut owned, &mut index, &mut observers);
     }
     layer.owned = owned;
-    let totals = layer.gather(tasks, watch);
+    layer.used = tasks;
+    let totals = layer.gather(watch);
     stats.held = totals.held;
     stats.returned = totals.returned;
     stats.waiting = totals.waiting;
-    stats.tier_changes = layer.tier_changes.len();
+    stats.tier_changes = layer.tier_changes().len();
 }
 
 impl ViewLayer {
@@ -288,14 +287,11 @@ impl ViewLayer {
         }
     }
 
-    /// Gathers the messages and `Watched` edits of the first `tasks` passes in turn, then the
-    /// serial end's; the update's totals.
-    fn gather(&mut self, tasks: usize, watch: &mut Option<WatchTracker>) -> Totals {
+    /// Applies the `Watched` edits of the passes used in turn, then the serial end's; the
+    /// update's totals. (Their messages stay where they are: [`Self::enters`].)
+    fn gather(&mut self, watch: &mut Option<WatchTracker>) -> Totals {
         let mut totals = Totals::default();
-        for pass in self.passes[..tasks].iter_mut().chain([&mut self.serial]) {
-            append(&mut self.enters, &mut pass.enters);
-            append(&mut self.leaves, &mut pass.leaves);
-            append(&mut self.tier_changes, &mut pass.tier_changes);
+        for pass in self.passes[..self.used].iter_mut().chain([&mut self.serial]) {
             if let Some(w) = watch {
                 for (target, more) in pass.watch_edits.drain(..) {
                     if more { w.inc(target) } else { w.dec(target) }
@@ -309,15 +305,65 @@ impl ViewLayer {
     }
 }
 
-/// Moves the messages of `from` to the end of `into`: without copying them while `into` is
-/// empty (on one thread, the only pass with messages is the first).
-fn append<T>(into: &mut Vec<T>, from: &mut Vec<T>) {
-    if into.is_empty() {
-        core::mem::swap(into, from);
-    } else {
-        into.append(from);
+impl ViewLayer {
+    /// This update's enters, each pass's in turn, then the serial end's: the order of the owned
+    /// observers, whatever the threads. Read where the passes wrote them (a copy of the first
+    /// update's millions would double its peak memory), at an exact count, so that a message
+    /// writer reserves once.
+    pub fn enters(&self) -> LayerMessages<'_, EnterView> {
+        self.messages(|pass| &pass.enters)
+    }
+
+    /// This update's leaves, as [`Self::enters`].
+    pub fn leaves(&self) -> LayerMessages<'_, LeaveView> {
+        self.messages(|pass| &pass.leaves)
+    }
+
+    /// This update's tier changes, as [`Self::enters`].
+    pub fn tier_changes(&self) -> LayerMessages<'_, TierChanged> {
+        self.messages(|pass| &pass.tier_changes)
+    }
+
+    fn messages<T>(&self, pick: fn(&Pass) -> &Vec<T>) -> LayerMessages<'_, T> {
+        let passes = self.passes[..self.used].iter().chain([&self.serial]);
+        LayerMessages {
+            remaining: passes.clone().map(|pass| pick(pass).len()).sum(),
+            passes,
+            pick,
+            current: [].iter(),
+        }
     }
 }
+
+/// One kind of the view layer's messages of this update ([`ViewLayer::enters`]).
+#[derive(Clone)]
+pub(crate) struct LayerMessages<'a, T> {
+    /// The passes whose messages are still to come.
+    passes: core::iter::Chain<core::slice::Iter<'a, Pass>, core::array::IntoIter<&'a Pass, 1>>,
+    pick: fn(&Pass) -> &Vec<T>,
+    current: core::slice::Iter<'a, T>,
+    remaining: usize,
+}
+
+impl<T: Copy> Iterator for LayerMessages<'_, T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        loop {
+            if let Some(&message) = self.current.next() {
+                self.remaining -= 1;
+                return Some(message);
+            }
+            self.current = (self.pick)(self.passes.next()?).iter();
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl<T: Copy> ExactSizeIterator for LayerMessages<'_, T> {}
 
 /// Writes owned observer `st`'s set from what it shows (tiers kept when `tiered`).
 fn write_set(observers: &mut Observers, st: &Owned, tiered: bool) {
@@ -338,12 +384,17 @@ impl Pass {
         if self.marks.len() < slots {
             self.marks.resize(slots, 0);
         }
-        self.enters.clear();
-        self.leaves.clear();
-        self.tier_changes.clear();
+        self.clear_messages();
         self.watch_edits.clear();
         self.totals = Totals::default();
         self.left_for_serial_end = 0;
+    }
+
+    /// Drops the last update's messages.
+    fn clear_messages(&mut self) {
+        self.enters.clear();
+        self.leaves.clear();
+        self.tier_changes.clear();
     }
 
     /// Leaves `left` of owned observer `st` for the serial end of the update.

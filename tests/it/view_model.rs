@@ -326,3 +326,31 @@ fn a_wide_observer_standing_still_retiers_a_target_stepping_across_a_threshold()
     );
     assert_eq!(tier(&mut app), Some(0), "within 300 it should be in the near tier");
 }
+
+#[test]
+fn the_last_featured_observer_handed_back_leaves_its_messages_once() {
+    // Held by the hysteresis (beyond 10, within 12): handed back, the plain view lets it go.
+    let hysteresis = ViewHysteresis {
+        margin: 2.0,
+        linger_ticks: 2,
+    };
+    let (mut app, o, t) = pair(hysteresis, 5.0);
+    assert!(walk(&mut app, o, t, 11.0), "within the margin it should be held");
+    app.world().entity_mut(o).remove::<ViewHysteresis>();
+    app.update();
+    assert_eq!(
+        app.world().resource::<AoiStats>().leaves,
+        1,
+        "handed back, the held target should leave"
+    );
+    // No observer has a view-model component now: the next updates write nothing.
+    for _ in 0..2 {
+        app.update();
+        let stats = app.world().resource::<AoiStats>();
+        assert_eq!(
+            (stats.enters, stats.leaves),
+            (0, 0),
+            "the hand-back's messages should not be written again"
+        );
+    }
+}
