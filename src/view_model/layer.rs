@@ -203,8 +203,9 @@ impl<'w, 's> Access<'_, 'w, 's> {
 /// Runs the view layer (see the module doc) after the pair engine. With Bevy's compute pool
 /// (as the engine's [`AoiSettings::parallel`] and [`AoiSettings::min_parallel_changes`] allow),
 /// the owned observers are split into runs, one task each, which decide what they show and
-/// record their messages apart; the sets are then written and the messages gathered in the
-/// observers' order, so the output does not depend on the threads.
+/// record their messages apart; the sets are then written in the observers' order, and the
+/// messages are read from the runs in turn ([`ViewLayer::enters`]), so the output does not depend
+/// on the threads.
 pub(crate) fn update_view_layer(
     mut index: ResMut<AoiIndex>,
     mut layer: ResMut<ViewLayer>,
