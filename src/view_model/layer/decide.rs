@@ -161,9 +161,8 @@ impl Pass {
                     break;
                 }
             }
-            let t = st.shown_slots[i];
+            let (t, mut sn) = (st.shown_slots[i], st.shown[i]);
             i += 1;
-            let mut sn = st.shown[i - 1];
             if quiet {
                 held -= u32::from(sn.held);
             }
@@ -230,9 +229,9 @@ impl Pass {
     ///
     /// [`Touches::is_changed`]: crate::index::Touches::is_changed
     fn unchanged_run(&self, slots: &[u32], index: &AoiIndex, lingering: bool) -> usize {
-        let (marks, epoch, touches) = (&self.marks[..], self.epoch, &index.touches);
+        let touches = &index.touches;
         // Listed: with nothing lingering, every shown target was listed last update.
-        let judged = |&t: &u32| t == NO_SLOT || touches.is_changed(t) || (lingering && marks[t as usize] != epoch);
+        let judged = |&t: &u32| t == NO_SLOT || touches.is_changed(t) || (lingering && !self.listed_only(t));
         slots.iter().position(judged).unwrap_or(slots.len())
     }
 
