@@ -27,8 +27,9 @@
 //! 0.15–0.18 ms (0.14 without features).
 //!
 //! Here: the layer's state, its system and each observer's pass; the decisions for an observer
-//! that keeps a view-model component in [`decide`], hand-overs in [`handover`], the update's
-//! messages as the passes left them in [`messages`].
+//! that keeps a view-model component in [`decide`], the marks that match its list with what it
+//! shows in [`marks`], hand-overs in [`handover`], the update's messages as the passes left them
+//! in [`messages`].
 //!
 //! [`Touches`]: crate::index::Touches
 //! [`Slot::owned`]: crate::slot::Slot::owned
@@ -37,7 +38,7 @@ use bevy_ecs::{entity::EntityHashMap, prelude::*};
 
 use crate::{
     components::{InterestSet, ViewRange, ViewRect},
-    index::{AoiIndex, Touches},
+    index::AoiIndex,
     interest::AoiPairEngine,
     messages::{EnterView, LeaveReason, LeaveView, TierChanged},
     parallel::run_jobs,
@@ -49,6 +50,7 @@ use crate::{
 
 mod decide;
 mod handover;
+mod marks;
 mod messages;
 
 use decide::enter_reason;
@@ -423,53 +425,6 @@ impl Pass {
         self.decide(st, s, index, &parts, set, quiet);
     }
 
-    /// Starts an observer's pass: marks the slots of its `list` as listed. For a quiet observer
-    /// (`quiet`: the index's changed slots, and whether targets it shows linger) its changed
-    /// targets are also kept, in list order, in `changed_listed`, and only they are marked while
-    /// nothing lingers (a lingering target is told from the others by not being listed).
-    fn mark_listed(&mut self, list: &[u32], quiet: Option<(&Touches, bool)>) {
-        self.epoch = self.epoch.wrapping_add(2);
-        if self.epoch < 2 {
-            // Wrapped: no stale mark may match (0 and 1 are never an epoch).
-            self.marks.iter_mut().for_each(|m| *m = 0);
-            self.epoch = 2;
-        }
-        self.changed_listed.clear();
-        match quiet {
-            None => {
-                for &t in list {
-                    self.marks[t as usize] = self.epoch;
-                }
-            }
-            Some((touches, lingering)) => {
-                for &t in list {
-                    if touches.is_changed(t) {
-                        self.marks[t as usize] = self.epoch;
-                        self.changed_listed.push(t);
-                    } else if lingering {
-                        self.marks[t as usize] = self.epoch;
-                    }
-                }
-            }
-        }
-    }
-
-    /// Whether the shown target of slot `t` is in the list marked by [`Self::mark_listed`]
-    /// (found); marks its slot found, so later calls for the same slot say `false`.
-    fn find_listed(&mut self, t: u32) -> bool {
-        let listed = t != NO_SLOT && self.marks[t as usize] == self.epoch;
-        if listed {
-            self.marks[t as usize] = self.epoch + 1;
-        }
-        listed
-    }
-
-    /// Whether listed slot `t` is not shown: listed by [`Self::mark_listed`] and not found by
-    /// [`Self::find_listed`] since.
-    fn listed_only(&self, t: u32) -> bool {
-        self.marks[t as usize] == self.epoch
-    }
-
     /// Records `sn` leaving `observer`'s view (uncounting it when `counted`).
     fn leave(&mut self, observer: Entity, sn: &Shown, reason: LeaveReason, counted: bool) {
         self.leaves.push(LeaveView {
@@ -496,9 +451,9 @@ impl ViewLayer {
 }
 
 /// Whether the layer must look at owned observer `st` this update: something touched it (see
-/// [`Touches`]), or it has targets lingering or waiting, or it is new here, or its slot is not the
-/// one it knows (freed, or renumbered: then the slots of what it shows are looked up again when it
-/// is next looked at).
+/// [`Touches`](crate::index::Touches)), or it has targets lingering or waiting, or it is new
+/// here, or its slot is not the one it knows (freed, or renumbered: then the slots of what it
+/// shows are looked up again when it is next looked at).
 fn needs_look(st: &Owned, index: &AoiIndex) -> bool {
     st.fresh
         || st.waiting > 0
@@ -516,8 +471,8 @@ fn target_slot(index: &AoiIndex, sn: &Shown, t: u32) -> Option<u32> {
 /// Whether owned observer `st` is quiet this update: it is in the slot it knows (not freed, not
 /// moved by a renumbering), it did not change (nor did its view-model components), it is not new
 /// here, and no target waits for its budget. Then only its changed targets
-/// ([`Touches::is_changed`]) and those lingering can come out of its pass differently from the
-/// last update.
+/// ([`Touches::is_changed`](crate::index::Touches::is_changed)) and those lingering can come out
+/// of its pass differently from the last update.
 fn is_quiet(st: &Owned, index: &AoiIndex) -> bool {
     !st.fresh
         && st.waiting == 0
