@@ -9,6 +9,7 @@ use crate::{
     components::InterestSet,
     index::AoiIndex,
     messages::{EnterReason, EnterView, TierChanged},
+    prefetch::{AHEAD, prefetch_record},
     rules::AoiVisibility,
     slot::Slot,
     view_model::tier_at,
@@ -160,6 +161,13 @@ impl Pass {
                 if i == len {
                     break;
                 }
+            }
+            // Judging every shown target loads each one's slot, scattered over the slots: the
+            // slot `AHEAD` targets on is asked for meanwhile. Measured (`scenario`, uniform 10k,
+            // one thread, five alternating runs): hysteresis 25.5 -> 24.7 ms, tiers 27.7 -> 26.0;
+            // 5% moving with tiers (the movers judge all) 9.5 -> 8.5.
+            if !quiet && let Some(ahead) = st.shown_slots.get(i + AHEAD).and_then(|&a| index.slots.get(a as usize)) {
+                prefetch_record(ahead);
             }
             let (t, mut sn) = (st.shown_slots[i], st.shown[i]);
             i += 1;
