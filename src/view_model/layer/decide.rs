@@ -56,6 +56,12 @@ impl<'a> LayerView<'a> {
         }
     }
 
+    /// Whether judging a listed target reads its slot: for the view test when the view is grown
+    /// by a margin, or for the tier.
+    fn reads_listed_slots(&self) -> bool {
+        self.margin != 0.0 || !self.thresholds.is_empty()
+    }
+
     /// The contract's own test, the view not grown: `Always` targets are within any view.
     fn inside(&self, t: &Slot) -> bool {
         t.rules.mode == AoiVisibility::Always || within(self.p, self.r2, self.rect, t.p)
@@ -166,7 +172,10 @@ impl Pass {
             // slot `AHEAD` targets on is asked for meanwhile. Measured (`scenario`, uniform 10k,
             // one thread, five alternating runs): hysteresis 25.5 -> 24.7 ms, tiers 27.7 -> 26.0;
             // 5% moving with tiers (the movers judge all) 9.5 -> 8.5.
-            if !quiet && let Some(ahead) = st.shown_slots.get(i + AHEAD).and_then(|&a| index.slots.get(a as usize)) {
+            if !quiet
+                && view.reads_listed_slots()
+                && let Some(ahead) = st.shown_slots.get(i + AHEAD).and_then(|&a| index.slots.get(a as usize))
+            {
                 prefetch_record(ahead);
             }
             let (t, mut sn) = (st.shown_slots[i], st.shown[i]);
@@ -175,16 +184,19 @@ impl Pass {
                 held -= u32::from(sn.held);
             }
             if self.find_listed(t) {
-                let ts = &index.slots[t as usize];
                 sn.linger = 0;
-                let now_inside = view.inside(ts);
+                // Without a margin the list is the view itself (the same test on the same
+                // values): a listed target is inside, and its slot is read only for its tier.
+                let now_inside = view.margin == 0.0 || view.inside(&index.slots[t as usize]);
                 if sn.held && now_inside {
                     self.totals.returned += 1;
                 }
                 sn.held = !now_inside;
                 held += u32::from(sn.held);
-                let tier = view.next_tier(sn.tier, ts.p);
-                retiered |= retier(&mut self.tier_changes, st.observer, &mut sn, tier);
+                if !view.thresholds.is_empty() || sn.tier != 0 {
+                    let tier = view.next_tier(sn.tier, index.slots[t as usize].p);
+                    retiered |= retier(&mut self.tier_changes, st.observer, &mut sn, tier);
+                }
             } else {
                 // Beyond the grown view (lingers), or its rules fail (leaves).
                 let tracked = target_slot(index, &sn, t);
