@@ -169,9 +169,10 @@ impl Pass {
                 }
             }
             // Judging every shown target loads each one's slot, scattered over the slots: the
-            // slot `AHEAD` targets on is asked for meanwhile. Measured (`scenario`, uniform 10k,
-            // one thread, five alternating runs): hysteresis 25.5 -> 24.7 ms, tiers 27.7 -> 26.0;
-            // 5% moving with tiers (the movers judge all) 9.5 -> 8.5.
+            // slot `AHEAD` targets on is asked for meanwhile. Measured (`scenario`, 10k, one
+            // thread, medians of alternating runs): uniform, hysteresis 25.5 -> 24.7 ms and tiers
+            // 27.7 -> 26.0 (five runs); 5% moving with tiers (the movers judge all) 9.5 -> 8.5
+            // (four).
             if !quiet
                 && view.reads_listed_slots()
                 && let Some(ahead) = st.shown_slots.get(i + AHEAD).and_then(|&a| index.slots.get(a as usize))
