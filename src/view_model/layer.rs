@@ -28,8 +28,8 @@
 //!
 //! Here: the layer's state, its system and each observer's pass; the decisions for an observer
 //! that keeps a view-model component in [`decide`], the marks that match its list with what it
-//! shows in [`marks`], hand-overs in [`handover`], the update's messages as the passes left them
-//! in [`messages`].
+//! shows in [`marks`], writing the sets in [`sets`], hand-overs in [`handover`], the update's
+//! messages as the passes left them in [`messages`].
 //!
 //! [`Touches`]: crate::index::Touches
 //! [`Slot::owned`]: crate::slot::Slot::owned
@@ -52,8 +52,10 @@ mod decide;
 mod handover;
 mod marks;
 mod messages;
+mod sets;
 
 use decide::enter_reason;
+use sets::{assign_shown, write_set};
 
 /// A shown target's slot when it is no longer tracked.
 const NO_SLOT: u32 = u32::MAX;
@@ -120,6 +122,9 @@ pub(crate) struct ViewLayer {
     /// one for its serial end.
     passes: Vec<Pass>,
     serial: Pass,
+    /// By entity index: the place in `owned` of an observer whose set is written at once
+    /// ([`Self::write_sets_at_once`]), else [`NOT_WRITTEN`](sets::NOT_WRITTEN).
+    write_at: Vec<u32>,
     /// How many of `passes` this update used: their messages, then the serial end's, are this
     /// update's ([`Self::enters`]).
     used: usize,
@@ -172,6 +177,7 @@ type ObserverItem = (
     Option<&'static EnterBudget>,
     Option<&'static ViewTiers>,
     &'static mut InterestSet,
+    Entity,
 );
 
 /// The owned observers, as the layer's system gets them.
@@ -207,9 +213,9 @@ impl<'w, 's> Access<'_, 'w, 's> {
 /// Runs the view layer (see the module doc) after the pair engine. With Bevy's compute pool
 /// (as the engine's [`AoiSettings::parallel`] and [`AoiSettings::min_parallel_changes`] allow),
 /// the owned observers are split into runs, one task each, which decide what they show and
-/// record their messages apart; the sets are then written in the observers' order, and the
-/// messages are read from the runs in turn ([`ViewLayer::enters`]), so the output does not depend
-/// on the threads.
+/// record their messages apart; the sets are then written (on the pool too when they are many,
+/// [`ViewLayer::write_sets_at_once`]; each set is its observer's own), and the messages are read
+/// from the runs in turn ([`ViewLayer::enters`]), so the output does not depend on the threads.
 pub(crate) fn update_view_layer(
     mut index: ResMut<AoiIndex>,
     mut layer: ResMut<ViewLayer>,
@@ -254,6 +260,9 @@ pub(crate) fn update_view_layer(
     }
     let any_left = layer.passes[..tasks].iter().any(|pass| pass.left_for_serial_end > 0);
     if any_left {
+        if pool.is_some() {
+            layer.write_sets_at_once(&mut owned, index.observers, &mut observers);
+        }
         layer.serial_end(&mut owned, &mut index, &mut observers);
     }
     layer.owned = owned;
@@ -267,8 +276,9 @@ pub(crate) fn update_view_layer(
 
 impl ViewLayer {
     /// The serial end of the update, in the observers' order: writes the sets the passes left
-    /// to write, and lets go of the observers that stopped observing or lost their view-model
-    /// components (on one thread only those are left for it).
+    /// to write (unless [`Self::write_sets_at_once`] did), and lets go of the observers that
+    /// stopped observing or lost their view-model components (on one thread only those are left
+    /// for it).
     fn serial_end(&mut self, owned: &mut Vec<Owned>, index: &mut AoiIndex, observers: &mut Observers) {
         let mut dropped = false;
         for st in owned.iter_mut() {
@@ -308,19 +318,6 @@ impl ViewLayer {
         }
         totals
     }
-}
-
-/// Writes owned observer `st`'s set from what it shows (tiers kept when `tiered`).
-fn write_set(observers: &mut Observers, st: &Owned, tiered: bool) {
-    if let Ok(mut item) = observers.get_mut(st.observer) {
-        assign_shown(&mut item.5, st, tiered);
-    }
-}
-
-/// Makes `set` what owned observer `st` shows (tiers kept when `tiered`).
-fn assign_shown(set: &mut InterestSet, st: &Owned, tiered: bool) {
-    let shown = st.shown.iter().map(|sn| (sn.target, sn.tier));
-    set.assign(shown, tiered, st.waiting);
 }
 
 impl Pass {
@@ -407,9 +404,9 @@ impl Pass {
             Access::Shared(q) => q
                 .get(st.observer)
                 .ok()
-                .map(|(a, b, c, d, e, _)| ((a, b, c, d, e), None)),
+                .map(|(a, b, c, d, e, _, _)| ((a, b, c, d, e), None)),
             Access::Exclusive(q) => {
-                (q.get_mut(st.observer).ok()).map(|(a, b, c, d, e, set)| ((a, b, c, d, e), Some(set)))
+                (q.get_mut(st.observer).ok()).map(|(a, b, c, d, e, set, _)| ((a, b, c, d, e), Some(set)))
             }
         };
         let (Some(s), Some(o), Some((parts, set))) = (slot, o, item) else {

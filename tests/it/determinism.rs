@@ -1,6 +1,7 @@
 //! The message sequence does not depend on threads (view-model features included).
 
 use bevy_aoi::prelude::*;
+use bevy_ecs::prelude::*;
 use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
 
 use crate::harness::{Checked, INDEXES, Pairs, Scenario, SetsInOrder, drift};
@@ -168,4 +169,51 @@ fn walkers_among_standing_observers_write_the_same_order_with_and_without_thread
             );
         }
     }
+}
+
+/// With a view-model feature on every observer, the view layer decides them in tasks and writes
+/// their sets in one pass over the components on the pool: every update is held to the model
+/// (the checked app), and the messages and the sets' order match one thread's.
+#[test]
+fn a_feature_on_every_observer_gives_the_same_messages_and_sets_on_any_thread_count() {
+    let record = |parallel| {
+        let mut app = app(IndexKind::Grid, parallel, 32);
+        let mut sc = Scenario::new(91, 300.0, 50.0, 0.0, Plane::XY);
+        for _ in 0..500 {
+            sc.spawn(app.world());
+        }
+        let mut q = app
+            .world()
+            .query_filtered::<Entity, Or<(With<ViewRange>, With<ViewRect>)>>();
+        let observers: Vec<Entity> = q.iter(app.world()).collect();
+        for (i, observer) in observers.into_iter().enumerate() {
+            let mut observer = app.world().entity_mut(observer);
+            match i % 3 {
+                0 => observer.insert(ViewHysteresis {
+                    margin: 6.0,
+                    linger_ticks: 2,
+                }),
+                1 => observer.insert(EnterBudget(3)),
+                _ => observer.insert(ViewTiers::new([15.0, 30.0])),
+            };
+        }
+        app.update();
+        for _ in 0..30 {
+            sc.step(app.world());
+            drift(app.world(), |i| (if i % 2 == 0 { 2.0 } else { -3.0 }, 1.0));
+            app.update();
+        }
+        (app.log, app.sets_log)
+    };
+    let single = record(false);
+    assert!(
+        single.0.iter().map(|(e, l)| e.len() + l.len()).sum::<usize>() > 1000,
+        "the run should produce many messages"
+    );
+    assert_eq!(
+        single,
+        record(true),
+        "with every observer featured, parallel and single-threaded runs should write the same \
+         messages and sets"
+    );
 }
