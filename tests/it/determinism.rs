@@ -35,26 +35,54 @@ fn app(index: IndexKind, parallel: bool, flip_scan_min_seen: usize) -> Checked {
 /// The messages and the sets' iteration order of every update (`flip_scan_min_seen` 0: every
 /// stepping observer takes the flip scan).
 fn record(index: IndexKind, parallel: bool, flip_scan_min_seen: usize) -> (Vec<(Pairs, Pairs)>, Vec<SetsInOrder>) {
-    record_of(plugin(index), parallel, flip_scan_min_seen, true)
+    record_of(plugin(index), parallel, flip_scan_min_seen, Features::Random)
 }
 
-/// [`record`] for `plugin`, with view-model features (`view_model`) or without.
+/// Which observers have view-model features in [`record_of`].
+#[derive(Clone, Copy)]
+enum Features {
+    /// None.
+    Off,
+    /// A few, added and removed at random every update.
+    Random,
+    /// Every observer spawned at the start, a third each with a hysteresis, a budget or tiers.
+    Everyone,
+}
+
+/// [`record`] for `plugin`, with view-model `features`.
 fn record_of(
     plugin: AoiPlugin,
     parallel: bool,
     flip_scan_min_seen: usize,
-    view_model: bool,
+    features: Features,
 ) -> (Vec<(Pairs, Pairs)>, Vec<SetsInOrder>) {
     let mut app = app_of(plugin, parallel, flip_scan_min_seen);
     let mut sc = Scenario::new(77, 400.0, 60.0, 0.0, Plane::XY);
     for _ in 0..600 {
         sc.spawn(app.world());
     }
+    if let Features::Everyone = features {
+        let mut q = app
+            .world()
+            .query_filtered::<Entity, Or<(With<ViewRange>, With<ViewRect>)>>();
+        let observers: Vec<Entity> = q.iter(app.world()).collect();
+        for (i, observer) in observers.into_iter().enumerate() {
+            let mut observer = app.world().entity_mut(observer);
+            match i % 3 {
+                0 => observer.insert(ViewHysteresis {
+                    margin: 6.0,
+                    linger_ticks: 2,
+                }),
+                1 => observer.insert(EnterBudget(3)),
+                _ => observer.insert(ViewTiers::new([20.0, 40.0])),
+            };
+        }
+    }
     app.update();
     for _ in 0..40 {
         sc.step(app.world());
         // Observers with view-model features are decided by the view layer, in order too.
-        if view_model {
+        if let Features::Random = features {
             sc.step_view_model(app.world());
         }
         // Everyone drifts, so most of the work is parallel.
@@ -104,9 +132,9 @@ fn messages_only_writes_the_sequence_of_the_sets_on_any_thread_count() {
             interest_sets,
             ..plugin(index)
         };
-        let with_sets = record_of(keeping(true), false, 0, false).0;
-        let single = record_of(keeping(false), false, 0, false).0;
-        let multi = record_of(keeping(false), true, 0, false).0;
+        let with_sets = record_of(keeping(true), false, 0, Features::Off).0;
+        let single = record_of(keeping(false), false, 0, Features::Off).0;
+        let multi = record_of(keeping(false), true, 0, Features::Off).0;
         assert!(
             single.iter().map(|(e, l)| e.len() + l.len()).sum::<usize>() > 1000,
             "the run should produce many messages"
@@ -176,35 +204,7 @@ fn walkers_among_standing_observers_write_the_same_order_with_and_without_thread
 /// (the checked app), and the messages and the sets' order match one thread's.
 #[test]
 fn a_feature_on_every_observer_gives_the_same_messages_and_sets_on_any_thread_count() {
-    let record = |parallel| {
-        let mut app = app(IndexKind::Grid, parallel, 32);
-        let mut sc = Scenario::new(91, 300.0, 50.0, 0.0, Plane::XY);
-        for _ in 0..500 {
-            sc.spawn(app.world());
-        }
-        let mut q = app
-            .world()
-            .query_filtered::<Entity, Or<(With<ViewRange>, With<ViewRect>)>>();
-        let observers: Vec<Entity> = q.iter(app.world()).collect();
-        for (i, observer) in observers.into_iter().enumerate() {
-            let mut observer = app.world().entity_mut(observer);
-            match i % 3 {
-                0 => observer.insert(ViewHysteresis {
-                    margin: 6.0,
-                    linger_ticks: 2,
-                }),
-                1 => observer.insert(EnterBudget(3)),
-                _ => observer.insert(ViewTiers::new([15.0, 30.0])),
-            };
-        }
-        app.update();
-        for _ in 0..30 {
-            sc.step(app.world());
-            drift(app.world(), |i| (if i % 2 == 0 { 2.0 } else { -3.0 }, 1.0));
-            app.update();
-        }
-        (app.log, app.sets_log)
-    };
+    let record = |parallel| record_of(plugin(IndexKind::Grid), parallel, 32, Features::Everyone);
     let single = record(false);
     assert!(
         single.0.iter().map(|(e, l)| e.len() + l.len()).sum::<usize>() > 1000,
