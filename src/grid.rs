@@ -253,25 +253,16 @@ impl Grid {
     /// the heap). Nothing if there is no such member.
     #[inline]
     pub fn prefetch_member(&self, c: u32, idx: u32) {
-        if let Some(cell) = self.cells.get(c as usize)
-            && let Some(m) = cell.members.get(idx as usize)
-        {
-            crate::prefetch::prefetch(core::slice::from_ref(m));
-            cell.pos.prefetch(idx as usize);
+        if let Some(cell) = self.cells.get(c as usize) {
+            cell.prefetch_member(idx);
         }
     }
 
     /// Edits the member at `(c, idx)`, keeping the cell's count of clean observers right (and, in
     /// a sorted cell, noting a move for [`Self::restore_order`]).
+    #[inline]
     pub fn edit_member(&mut self, c: u32, idx: u32, edit: impl FnOnce(&mut Member)) {
-        let cell = &mut self.cells[c as usize];
-        let m = &mut cell.members[idx as usize];
-        let x = m.p[0];
-        cell.clean.sub(m);
-        edit(m);
-        cell.clean.add(m);
-        cell.pos.set(idx as usize, m);
-        let moved = m.p[0].to_bits() != x.to_bits();
+        let moved = self.cells[c as usize].edit_member(idx, edit);
         if moved && self.kind == IndexKind::SortedAxes {
             self.disturb(c, |_| ());
         }

@@ -13,6 +13,7 @@ use bevy_tasks::TaskPool;
 
 mod busy;
 mod entity_slots;
+mod moves;
 mod reasons;
 mod renumber;
 mod shortlist;
@@ -108,6 +109,8 @@ pub(crate) struct AoiIndex {
     /// Cell changes since slots were last numbered in space order (see [`Self::renumber`]).
     relinks: usize,
     renumbered: usize,
+    /// The runs of the shortlist's classification and moves split over the compute pool.
+    move_plans: Vec<moves::MovePlan>,
 }
 
 impl AoiIndex {
@@ -155,6 +158,7 @@ impl AoiIndex {
             busy: BusyCells::default(),
             step_limit: StepLimit::default(),
             relinks: 0,
+            move_plans: Vec::new(),
             renumbered: 0,
         }
     }

@@ -126,7 +126,8 @@ pub(crate) fn update_index(
             index.observe_slot(entity, slot, Some(state));
         }
     }
-    index.apply_changes(settings.flip_scan_min_seen, settings.busy_cell_share);
+    let pool = task_pool(&settings).filter(|_| index.changes.len() >= settings.min_parallel_changes);
+    index.apply_changes(settings.flip_scan_min_seen, settings.busy_cell_share, pool);
 }
 
 /// Decides what changed and updates the `InterestSet`s; the pairs wait in the engine for

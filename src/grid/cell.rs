@@ -74,6 +74,30 @@ impl Cell {
     pub fn is_lone(&self) -> bool {
         self.members.len() == 1 && self.near.is_empty()
     }
+
+    /// Edits member `idx`, keeping the count of clean observers and the position blocks right
+    /// ([`Grid::edit_member`](super::Grid::edit_member), which also keeps a sorted cell's order);
+    /// whether its first coordinate changed.
+    #[inline]
+    pub fn edit_member(&mut self, idx: u32, edit: impl FnOnce(&mut Member)) -> bool {
+        let m = &mut self.members[idx as usize];
+        let x = m.p[0];
+        self.clean.sub(m);
+        edit(m);
+        self.clean.add(m);
+        self.pos.set(idx as usize, m);
+        m.p[0].to_bits() != x.to_bits()
+    }
+
+    /// Hints the CPU to bring member `idx` and its position block into cache (nothing if there is
+    /// no such member).
+    #[inline]
+    pub fn prefetch_member(&self, idx: u32) {
+        if let Some(m) = self.members.get(idx as usize) {
+            crate::prefetch::prefetch(core::slice::from_ref(m));
+            self.pos.prefetch(idx as usize);
+        }
+    }
 }
 
 // The layout `Cell` promises: what the grouping pass reads in the first cache line.

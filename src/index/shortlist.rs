@@ -3,27 +3,15 @@
 //! ([`AoiIndex::end_tick`]); the grid members it changed are settled at the start of the next
 //! update ([`AoiIndex::settle_members`]).
 
-use super::{AoiIndex, step_limit::StepLimits};
+use bevy_tasks::TaskPool;
+
+use super::AoiIndex;
 use crate::{
     config::{CellSize, MAX_CELL_SIZE, MIN_CELL_SIZE},
-    grid::{CellKey, Grid, Member, NO_CELL},
-    prefetch::AHEAD,
-    rules::AoiVisibility,
-    slot::{Flag, STEP_SLACK, Slot},
-    visibility::{always_in, dist2, scan_layers},
+    grid::{Grid, Member, NO_CELL},
+    slot::{Flag, Slot},
     wide::{threshold, wide_limit},
 };
-
-/// What [`AoiIndex::classify_step`] compares a change with.
-struct StepRules {
-    /// The longest step in force (farther is a jump), and the others to count moves against.
-    limits: StepLimits,
-    /// The ordinary reach: a stepping disc observer at least this large scans as a target too.
-    reach: f32,
-    /// A stepping observer takes the flip scan if it saw at least this many targets.
-    flip_scan_min_seen: usize,
-}
-
 /// How much larger than the largest view radius the automatic cell side is: enough that a
 /// stepping observer's flip scan (its radius, plus its step and the tick's largest step) stays
 /// within the cells adjacent to its own while those two steps are under an eighth of the radius,
@@ -41,8 +29,9 @@ impl AoiIndex {
     /// it if the automatic cell side must change) and, for the sorted-axes index, restores the
     /// order of the lists ([`Grid::restore_order`]). Until the next update settles them, their
     /// members carry what the scans need: recomputing observers `r2 = -1` (target scans skip
-    /// them), stepping ones their start position.
-    pub fn apply_changes(&mut self, flip_scan_min_seen: usize, busy_cell_share: f32) {
+    /// them), stepping ones their start position. With `pool`, the classification and the moves
+    /// are split over it ([`Self::classify_and_move`]).
+    pub fn apply_changes(&mut self, flip_scan_min_seen: usize, busy_cell_share: f32, pool: Option<&TaskPool>) {
         // This update's count of standing observers added, also when there is nothing to add to.
         self.busy.scanned = 0;
         if self.changes.is_empty() {
@@ -63,212 +52,13 @@ impl AoiIndex {
         self.update_wide();
         self.place_wide();
         let rebuild = self.wanted_side();
-        self.classify_and_move(flip_scan_min_seen, rebuild.is_none());
+        self.classify_and_move(flip_scan_min_seen, rebuild.is_none(), pool);
         if let Some(side) = rebuild {
             self.rebuild(side);
         }
         let slots = &mut self.slots;
         // Members that changed places in a sorted cell count like cell changes in the grid.
         self.relinks += self.grid.restore_order(|s, idx| slots[s as usize].member_index = idx);
-    }
-
-    /// One pass over the shortlist: keeps the `Always` lists in step ([`Self::update_always`]),
-    /// sorts each change into stepping or jumped ([`Self::classify_step`]) and, when `moves`,
-    /// moves it in the grid (or edits its member in place); records the largest step. One pass
-    /// over the changes and their slots rather than three: uniform 50k, one thread, three
-    /// alternating runs with phase timers, the index's whole update after change pickup 3.65-3.78
-    /// → 3.18-3.28 ms.
-    fn classify_and_move(&mut self, flip_scan_min_seen: usize, moves: bool) {
-        let steps = StepRules {
-            limits: self.step_limit.limits(self.grid.side()),
-            // A flip scan finds the clean observers that see the scanning target too when its
-            // window holds every cell the target scan would search (the ordinary reach around
-            // both of its points).
-            reach: self.ordinary_reach(),
-            flip_scan_min_seen,
-        };
-        let mut largest = 0.0f32;
-        self.stepped = 0;
-        // The new cell key of change `j` at `j % AHEAD`, from `AHEAD` changes before its move on,
-        // where its cell change is asked for ahead ([`Self::key_ahead`]).
-        let mut keys = [CellKey::default(); AHEAD];
-        for (j, key) in keys.iter_mut().enumerate().take(self.changes.len()) {
-            *key = self.key_ahead(j);
-        }
-        for i in 0..self.changes.len() {
-            if moves {
-                self.prefetch_grid_ahead(i, |i| self.changes.get(i).map(|ch| ch.slot), |_| true);
-            }
-            let key = keys[i % AHEAD];
-            if moves && i + AHEAD < self.changes.len() {
-                keys[i % AHEAD] = self.key_ahead(i + AHEAD);
-            }
-            self.update_always(i);
-            if let Some(step) = self.classify_step(i, &steps) {
-                largest = largest.max(step);
-                self.stepped += 1;
-            }
-            if moves {
-                self.move_one(self.changes[i].slot, key);
-            }
-        }
-        self.step_reach = largest * STEP_SLACK;
-        self.step_limit.choose_next();
-    }
-
-    /// The cell key of change `j`'s slot now. Computed `AHEAD` changes before its move, so
-    /// that the cell map's entries a cell change will look up are asked for then
-    /// ([`Grid::prefetch_cell_change`]; the slot and its cell record were asked for earlier by
-    /// [`Self::prefetch_grid_ahead`]). `sparse_huge` 50k, whose walkers carry about 4,400 cells
-    /// an update: see `PERFORMANCE.md`, stop 31.
-    #[inline]
-    fn key_ahead(&self, j: usize) -> CellKey {
-        let slot = &self.slots[self.changes[j].slot as usize];
-        let key = self.grid.key(slot.p, slot.rules.instance);
-        if slot.in_grid() && slot.cell != NO_CELL {
-            self.grid.prefetch_cell_change(slot.cell, key);
-        }
-        key
-    }
-
-    /// Moves changed slot `s` to the cell of `key`, the cell of its position now (or edits its
-    /// member in place).
-    #[inline]
-    fn move_one(&mut self, s: u32, key: CellKey) {
-        let slot = &self.slots[s as usize];
-        let (in_grid, cell, idx) = (slot.in_grid(), slot.cell, slot.member_index);
-        if cell != NO_CELL {
-            if in_grid && self.grid.cells[cell as usize].key == key {
-                let member = self.member(s);
-                self.grid.edit_member(cell, idx, |m| *m = member);
-                return;
-            }
-            // Its own branch, not a flag on the one above: the flag cost every member that stays
-            // in its cell (uniform 10k, callgrind, 75.82 → 75.96 M instructions an update).
-            if in_grid && self.grid.carry_lone_member(cell, key) {
-                let member = self.member(s);
-                self.grid.edit_member(cell, idx, |m| *m = member);
-                // A cell change all the same (renumbering counts them).
-                self.relinks += 1;
-                return;
-            }
-            self.unlink(s);
-        }
-        if in_grid {
-            self.link(s, key);
-        }
-    }
-
-    fn unlink(&mut self, s: u32) {
-        let slot = &mut self.slots[s as usize];
-        let (cell, idx) = (slot.cell, slot.member_index);
-        slot.cell = NO_CELL;
-        if let Some(moved) = self.grid.remove(cell, idx) {
-            self.slots[moved as usize].member_index = idx;
-        }
-    }
-
-    /// While entry `i` of a list of slots (`slot_at`) is handled, asks for the grid records of
-    /// the slots ahead that are `wanted`: the cell record of entry `i + 2 * AHEAD`, then (that
-    /// record being cached by now) the member and position block of entry `i + AHEAD`. Cells are
-    /// scattered over the heap, one dependent load after another.
-    #[inline]
-    fn prefetch_grid_ahead(&self, i: usize, slot_at: impl Fn(usize) -> Option<u32>, wanted: impl Fn(&Slot) -> bool) {
-        let slot = |i: usize| slot_at(i).map(|s| &self.slots[s as usize]).filter(|slot| wanted(slot));
-        if let Some(slot) = slot(i + 2 * AHEAD) {
-            self.grid.prefetch_cell(slot.cell);
-        }
-        if let Some(slot) = slot(i + AHEAD) {
-            self.grid.prefetch_member(slot.cell, slot.member_index);
-        }
-    }
-
-    /// The grid member of a slot.
-    #[inline]
-    fn member(&self, s: u32) -> Member {
-        let slot = &self.slots[s as usize];
-        Member {
-            slot: s,
-            r2: slot.scan_r2(),
-            p: slot.p,
-            // Only a changed slot moved this tick.
-            start_p: if slot.on_shortlist() {
-                self.starts[s as usize]
-            } else {
-                slot.p
-            },
-            stepping: slot.stepping(),
-            jumped: slot.jumped(),
-            seen_by: scan_layers(&slot.rules),
-            sees: slot.rules.sees,
-            rect: slot.rect.is_some(),
-            entity: self.entities[s as usize],
-        }
-    }
-
-    /// Keeps the per-instance lists of `Always`-visible slots in step with change `i` of the
-    /// shortlist.
-    #[inline]
-    fn update_always(&mut self, i: usize) {
-        let ch = &self.changes[i];
-        let slot = &self.slots[ch.slot as usize];
-        let (was, is) = (always_in(&ch.old_target()), always_in(&slot.target()));
-        if was == is {
-            return;
-        }
-        if let Some(i) = was {
-            let list = self
-                .always
-                .get_mut(&i)
-                .expect("an Always slot's instance should have a list");
-            let at = list
-                .iter()
-                .position(|&x| x == ch.slot)
-                .expect("an Always slot should be listed");
-            list.remove(at);
-            if list.is_empty() {
-                self.always.remove(&i);
-            }
-        }
-        if let Some(i) = is {
-            self.always.entry(i).or_default().push(ch.slot);
-        }
-    }
-
-    /// Sorts change `i` of the shortlist into a stepping observer, a stepping target or a jumped
-    /// target ([`Slot::stepping`](crate::slot::Slot::stepping),
-    /// [`Slot::jumped`](crate::slot::Slot::jumped)); its step if it stepped.
-    #[inline]
-    fn classify_step(&mut self, i: usize, rules: &StepRules) -> Option<f32> {
-        let ch = &self.changes[i];
-        let seen = self.lists[ch.slot as usize].len();
-        let slot = &mut self.slots[ch.slot as usize];
-        let step = dist2(ch.old_p, slot.p).sqrt();
-        let moved = ch.old_in && slot.in_grid() && ch.old_rules == slot.rules;
-        // A step of length zero (a standing observer of a busy cell, or a change of radius
-        // alone) is not a move for the step limit.
-        if moved && step > 0.0 {
-            self.step_limit.count(step, &rules.limits);
-        }
-        let steps = moved && step <= rules.limits.in_force();
-        slot.set_jumped(!steps);
-        // A wide observer steps too (a disc of finite radius: its flip scan has a group of its
-        // own), but does not judge the clean observers as a target over its whole window.
-        let stepping = steps
-            && (!slot.wide() || (slot.rect.is_none() && slot.r2.is_finite()))
-            && ch.old_r2 >= 0.0
-            && ch.old_r2.to_bits() == slot.r2.to_bits()
-            && ch.old_rect == slot.rect
-            && seen >= rules.flip_scan_min_seen;
-        slot.set_stepping(stepping);
-        slot.set_flip_scans_as_target(
-            stepping
-                && !slot.wide()
-                && slot.rect.is_none()
-                && slot.rules.mode == AoiVisibility::Normal
-                && slot.radius >= rules.reach,
-        );
-        steps.then_some(step)
     }
 
     /// Re-derives the wide threshold from the radii when it moved far enough
@@ -311,15 +101,6 @@ impl AoiIndex {
             places.push(&member);
         }
         self.wide.places = places;
-    }
-
-    fn link(&mut self, s: u32, key: CellKey) {
-        let member = self.member(s);
-        let (cell, idx) = self.grid.insert(key, member);
-        let slot = &mut self.slots[s as usize];
-        slot.cell = cell;
-        slot.member_index = idx;
-        self.relinks += 1;
     }
 
     /// The side the automatic cell size wants now, if it differs from the current one.

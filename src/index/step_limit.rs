@@ -61,6 +61,15 @@ impl StepLimit {
         }
     }
 
+    /// Adds the moves `run` counted (a run of the shortlist counted apart) to this count, and
+    /// empties `run`'s.
+    pub fn absorb(&mut self, run: &mut StepLimit) {
+        self.moves += core::mem::take(&mut run.moves);
+        for (beyond, run) in self.beyond.iter_mut().zip(&mut run.beyond) {
+            *beyond += core::mem::take(run);
+        }
+    }
+
     /// Ends the update's count: the next update's limit is the smallest that all but one in
     /// [`JUMPS_PER_MOVE`] of this update's moves stayed within (the largest if none is; unchanged
     /// without moves).
@@ -143,5 +152,27 @@ mod tests {
             0.125,
             "a move of exactly the limit is within it"
         );
+    }
+
+    #[test]
+    fn moves_counted_in_runs_and_absorbed_choose_the_limit_counted_at_once() {
+        // 600 moves, 3 beyond a quarter: within one in 256 only when all are counted together.
+        let steps: Vec<f32> = (0..600).map(|i| if i % 200 == 7 { 0.4 } else { 0.05 }).collect();
+        let mut at_once = StepLimit::default();
+        let at_once = after(&mut at_once, &steps);
+        let (mut split, limits) = (StepLimit::default(), StepLimit::default().limits(1.0));
+        for run in steps.chunks(150) {
+            let mut counted = StepLimit::default();
+            run.iter().for_each(|&s| counted.count(s, &limits));
+            split.absorb(&mut counted);
+            assert_eq!(counted.moves, 0, "absorbing a run should empty its count");
+        }
+        split.choose_next();
+        assert_eq!(
+            split.over_side(),
+            at_once,
+            "runs counted apart and absorbed should choose the limit one count does"
+        );
+        assert_eq!(at_once, 0.5, "three moves in 600 beyond a quarter: half the side");
     }
 }

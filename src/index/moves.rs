@@ -1,0 +1,403 @@
+//! Sorting the shortlist into stepping and jumped changes and moving them in the grid
+//! ([`AoiIndex::classify_and_move`]): in one pass on the calling thread, or split over the
+//! compute pool in three phases. The split (grid index only) first classifies runs of the
+//! shortlist, each run owning its range of slots (the shortlist is in slot order), and sorts each
+//! change into one that stays in its cell or one that moves; then edits the members that stay in
+//! place, each task owning a range of cells; then makes the cell changes on the calling thread,
+//! in shortlist order. An edit in place changes no member's place, so doing them before the cell
+//! changes leaves the grid as the one pass does.
+
+use bevy_tasks::TaskPool;
+use smallvec::SmallVec;
+
+use super::{
+    AoiIndex,
+    step_limit::{StepLimit, StepLimits},
+};
+use crate::{
+    config::IndexKind,
+    grid::{Cell, CellKey, Member, NO_CELL},
+    parallel::run_jobs,
+    prefetch::{AHEAD, prefetch},
+    rules::AoiVisibility,
+    slot::{Change, STEP_SLACK, Slot},
+    visibility::{always_in, dist2, scan_layers},
+};
+
+/// What [`classify`] compares a change with.
+struct StepRules {
+    /// The longest step in force (farther is a jump), and the others to count moves against.
+    limits: StepLimits,
+    /// The ordinary reach: a stepping disc observer at least this large scans as a target too.
+    reach: f32,
+    /// A stepping observer takes the flip scan if it saw at least this many targets.
+    flip_scan_min_seen: usize,
+}
+
+/// One run's share of [`AoiIndex::classify_and_move_split`], its buffers kept between updates.
+#[derive(Default)]
+pub(super) struct MovePlan {
+    /// By the task that owns their cell: the run's slots that stay in their cell.
+    stays: Vec<Vec<u32>>,
+    /// The run's slots that change cell, enter or leave the grid, with their new cell keys.
+    moving: Vec<(u32, CellKey)>,
+    /// The places on the shortlist of the run's changes whose `Always` visibility changed.
+    always: Vec<u32>,
+    /// The run's moves, counted against the step limits.
+    counts: StepLimit,
+    /// The run's largest step, and how many of its changes stepped.
+    largest: f32,
+    stepped: usize,
+}
+
+impl AoiIndex {
+    /// Sorts each change of the shortlist into stepping or jumped ([`classify`]), keeps the
+    /// `Always` lists in step ([`Self::update_always`]) and, when `moves`, moves it in the grid
+    /// (or edits its member in place); records the largest step. On `pool` (when it moves and
+    /// the index is the grid) in three phases ([`Self::classify_and_move_split`]), else in one
+    /// pass here ([`Self::classify_and_move_here`]); the same grid and slots either way.
+    pub(super) fn classify_and_move(&mut self, flip_scan_min_seen: usize, moves: bool, pool: Option<&TaskPool>) {
+        let steps = StepRules {
+            limits: self.step_limit.limits(self.grid.side()),
+            // A flip scan finds the clean observers that see the scanning target too when its
+            // window holds every cell the target scan would search (the ordinary reach around
+            // both of its points).
+            reach: self.ordinary_reach(),
+            flip_scan_min_seen,
+        };
+        let split = pool.filter(|_| moves && self.grid.kind() == IndexKind::Grid);
+        let (largest, stepped) = match split {
+            Some(pool) => self.classify_and_move_split(&steps, pool),
+            None => self.classify_and_move_here(&steps, moves),
+        };
+        self.stepped = stepped;
+        self.step_reach = largest * STEP_SLACK;
+        self.step_limit.choose_next();
+    }
+
+    /// [`Self::classify_and_move`] in one pass over the changes and their slots rather than
+    /// three: uniform 50k, one thread, three alternating runs with phase timers, the index's
+    /// whole update after change pickup 3.65-3.78 → 3.18-3.28 ms. The largest step and how many
+    /// stepped.
+    fn classify_and_move_here(&mut self, steps: &StepRules, moves: bool) -> (f32, usize) {
+        let (mut largest, mut stepped) = (0.0f32, 0);
+        // The new cell key of change `j` at `j % AHEAD`, from `AHEAD` changes before its move on,
+        // where its cell change is asked for ahead ([`Self::key_ahead`]).
+        let mut keys = [CellKey::default(); AHEAD];
+        for (j, key) in keys.iter_mut().enumerate().take(self.changes.len()) {
+            *key = self.key_ahead(j);
+        }
+        for i in 0..self.changes.len() {
+            if moves {
+                self.prefetch_grid_ahead(i, |i| self.changes.get(i).map(|ch| ch.slot), |_| true);
+            }
+            let key = keys[i % AHEAD];
+            if moves && i + AHEAD < self.changes.len() {
+                keys[i % AHEAD] = self.key_ahead(i + AHEAD);
+            }
+            self.update_always(i);
+            let ch = &self.changes[i];
+            let (seen, slot) = (self.lists[ch.slot as usize].len(), &mut self.slots[ch.slot as usize]);
+            if let Some(step) = classify(ch, seen, slot, steps, &mut self.step_limit) {
+                largest = largest.max(step);
+                stepped += 1;
+            }
+            if moves {
+                self.move_one(self.changes[i].slot, key);
+            }
+        }
+        (largest, stepped)
+    }
+
+    /// [`Self::classify_and_move`] on `pool`, for the grid index, in the three phases of the
+    /// module doc. The largest step and how many stepped.
+    fn classify_and_move_split(&mut self, steps: &StepRules, pool: &TaskPool) -> (f32, usize) {
+        let tasks = pool.thread_num();
+        if self.move_plans.len() < tasks {
+            self.move_plans.resize_with(tasks, MovePlan::default);
+        }
+        for plan in &mut self.move_plans[..tasks] {
+            plan.stays.resize_with(tasks, Vec::new);
+            plan.stays.iter_mut().for_each(Vec::clear);
+            plan.moving.clear();
+            plan.always.clear();
+            (plan.largest, plan.stepped) = (0.0, 0);
+        }
+        // Task `k` owns cells `k * per_owner..(k + 1) * per_owner`.
+        let per_owner = self.grid.cells.len().div_ceil(tasks).max(1);
+        self.plan_runs(steps, pool, per_owner);
+        self.edit_in_place(pool, per_owner);
+        let (mut largest, mut stepped) = (0.0f32, 0);
+        for k in 0..tasks {
+            let plan = &mut self.move_plans[k];
+            self.step_limit.absorb(&mut plan.counts);
+            largest = largest.max(plan.largest);
+            stepped += plan.stepped;
+            let (moving, always) = (core::mem::take(&mut plan.moving), core::mem::take(&mut plan.always));
+            self.change_cells(&moving);
+            always.iter().for_each(|&i| self.update_always(i as usize));
+            (self.move_plans[k].moving, self.move_plans[k].always) = (moving, always);
+        }
+        (largest, stepped)
+    }
+
+    /// The first phase: each run of the shortlist (one task each, with the range of slots from
+    /// its first change's to its last's) classifies its changes ([`classify`]) and sorts them into
+    /// those that stay in their cell (by the task that owns the cell, `per_owner` cells a task)
+    /// and those that move, with their new cell keys, into its [`MovePlan`].
+    fn plan_runs(&mut self, steps: &StepRules, pool: &TaskPool, per_owner: usize) {
+        let per_run = self.changes.len().div_ceil(pool.thread_num()).max(1);
+        let (grid, lists) = (&self.grid, &self.lists[..]);
+        let mut slots = &mut self.slots[..];
+        let mut jobs: SmallVec<[_; 16]> = SmallVec::new();
+        let (mut first, mut base) = (0, 0);
+        for (run, plan) in self.changes.chunks(per_run).zip(&mut self.move_plans) {
+            let end = run.last().expect("a run should hold a change").slot as usize + 1;
+            let (own, after) = core::mem::take(&mut slots).split_at_mut(end - base);
+            slots = after;
+            jobs.push((first, run, (own, base), plan));
+            (first, base) = (first + run.len(), end);
+        }
+        type Run<'a> = (usize, &'a [Change], (&'a mut [Slot], usize), &'a mut MovePlan);
+        let plan_run = |(first, run, (slots, base), plan): Run| {
+            for (j, ch) in run.iter().enumerate() {
+                if let Some(ahead) = run.get(j + AHEAD) {
+                    grid.prefetch_cell(slots[ahead.slot as usize - base].cell);
+                }
+                let slot = &mut slots[ch.slot as usize - base];
+                if always_in(&ch.old_target()) != always_in(&slot.target()) {
+                    plan.always.push((first + j) as u32);
+                }
+                if let Some(step) = classify(ch, lists[ch.slot as usize].len(), slot, steps, &mut plan.counts) {
+                    plan.largest = plan.largest.max(step);
+                    plan.stepped += 1;
+                }
+                let key = grid.key(slot.p, slot.rules.instance);
+                let c = slot.cell;
+                if slot.in_grid() && c != NO_CELL && grid.cells[c as usize].key == key {
+                    plan.stays[c as usize / per_owner].push(ch.slot);
+                } else {
+                    plan.moving.push((ch.slot, key));
+                }
+            }
+        };
+        run_jobs(Some(pool), jobs, &plan_run);
+    }
+
+    /// The second phase: each task edits in place the members of its cells (`per_owner` cells a
+    /// task) that stay there, run after run; nothing else touches those cells meanwhile.
+    fn edit_in_place(&mut self, pool: &TaskPool, per_owner: usize) {
+        let plans = &self.move_plans[..pool.thread_num()];
+        let (slots, starts, entities) = (&self.slots[..], &self.starts[..], &self.entities[..]);
+        let edit_cells = |(owner, cells): (usize, &mut [Cell])| {
+            let base = owner * per_owner;
+            let cell_of = |s: u32| slots[s as usize].cell as usize - base;
+            for stays in plans.iter().map(|plan| &plan.stays[owner]) {
+                for (j, &s) in stays.iter().enumerate() {
+                    // The cell record, then (that record cached by now) the member and its block.
+                    if let Some(&ahead) = stays.get(j + 2 * AHEAD) {
+                        prefetch(core::slice::from_ref(&cells[cell_of(ahead)]));
+                    }
+                    if let Some(&ahead) = stays.get(j + AHEAD) {
+                        cells[cell_of(ahead)].prefetch_member(slots[ahead as usize].member_index);
+                    }
+                    let member = member_of(slots, starts, entities, s);
+                    cells[cell_of(s)].edit_member(slots[s as usize].member_index, |m| *m = member);
+                }
+            }
+        };
+        run_jobs(
+            Some(pool),
+            self.grid.cells.chunks_mut(per_owner).enumerate(),
+            &edit_cells,
+        );
+    }
+
+    /// The third phase, for one run: its slots that change cell, enter or leave the grid, in
+    /// shortlist order, with their new cell keys ([`Self::move_one`]).
+    fn change_cells(&mut self, moving: &[(u32, CellKey)]) {
+        for (j, &(s, key)) in moving.iter().enumerate() {
+            self.prefetch_grid_ahead(j, |j| moving.get(j).map(|m| m.0), |_| true);
+            // As [`Self::key_ahead`] does: the cell map's entries of a cell change.
+            if let Some(&(ahead, key)) = moving.get(j + AHEAD) {
+                let slot = &self.slots[ahead as usize];
+                if slot.in_grid() && slot.cell != NO_CELL {
+                    self.grid.prefetch_cell_change(slot.cell, key);
+                }
+            }
+            self.move_one(s, key);
+        }
+    }
+
+    /// The cell key of change `j`'s slot now. Computed `AHEAD` changes before its move, so
+    /// that the cell map's entries a cell change will look up are asked for then
+    /// ([`Grid::prefetch_cell_change`](crate::grid::Grid::prefetch_cell_change); the slot and its cell record were asked for earlier by
+    /// [`Self::prefetch_grid_ahead`]). `sparse_huge` 50k, whose walkers carry about 4,400 cells
+    /// an update: see `PERFORMANCE.md`, stop 31.
+    #[inline]
+    fn key_ahead(&self, j: usize) -> CellKey {
+        let slot = &self.slots[self.changes[j].slot as usize];
+        let key = self.grid.key(slot.p, slot.rules.instance);
+        if slot.in_grid() && slot.cell != NO_CELL {
+            self.grid.prefetch_cell_change(slot.cell, key);
+        }
+        key
+    }
+
+    /// Moves changed slot `s` to the cell of `key`, the cell of its position now (or edits its
+    /// member in place).
+    #[inline(always)]
+    fn move_one(&mut self, s: u32, key: CellKey) {
+        let slot = &self.slots[s as usize];
+        let (in_grid, cell, idx) = (slot.in_grid(), slot.cell, slot.member_index);
+        if cell != NO_CELL {
+            if in_grid && self.grid.cells[cell as usize].key == key {
+                let member = self.member(s);
+                self.grid.edit_member(cell, idx, |m| *m = member);
+                return;
+            }
+            // Its own branch, not a flag on the one above: the flag cost every member that stays
+            // in its cell (uniform 10k, callgrind, 75.82 → 75.96 M instructions an update).
+            if in_grid && self.grid.carry_lone_member(cell, key) {
+                let member = self.member(s);
+                self.grid.edit_member(cell, idx, |m| *m = member);
+                // A cell change all the same (renumbering counts them).
+                self.relinks += 1;
+                return;
+            }
+            self.unlink(s);
+        }
+        if in_grid {
+            self.link(s, key);
+        }
+    }
+
+    fn unlink(&mut self, s: u32) {
+        let slot = &mut self.slots[s as usize];
+        let (cell, idx) = (slot.cell, slot.member_index);
+        slot.cell = NO_CELL;
+        if let Some(moved) = self.grid.remove(cell, idx) {
+            self.slots[moved as usize].member_index = idx;
+        }
+    }
+
+    /// While entry `i` of a list of slots (`slot_at`) is handled, asks for the grid records of
+    /// the slots ahead that are `wanted`: the cell record of entry `i + 2 * AHEAD`, then (that
+    /// record being cached by now) the member and position block of entry `i + AHEAD`. Cells are
+    /// scattered over the heap, one dependent load after another.
+    #[inline]
+    pub(super) fn prefetch_grid_ahead(
+        &self,
+        i: usize,
+        slot_at: impl Fn(usize) -> Option<u32>,
+        wanted: impl Fn(&Slot) -> bool,
+    ) {
+        let slot = |i: usize| slot_at(i).map(|s| &self.slots[s as usize]).filter(|slot| wanted(slot));
+        if let Some(slot) = slot(i + 2 * AHEAD) {
+            self.grid.prefetch_cell(slot.cell);
+        }
+        if let Some(slot) = slot(i + AHEAD) {
+            self.grid.prefetch_member(slot.cell, slot.member_index);
+        }
+    }
+
+    /// The grid member of a slot ([`member_of`]).
+    #[inline]
+    pub(super) fn member(&self, s: u32) -> Member {
+        member_of(&self.slots, &self.starts, &self.entities, s)
+    }
+
+    /// Keeps the per-instance lists of `Always`-visible slots in step with change `i` of the
+    /// shortlist.
+    #[inline(always)]
+    fn update_always(&mut self, i: usize) {
+        let ch = &self.changes[i];
+        let slot = &self.slots[ch.slot as usize];
+        let (was, is) = (always_in(&ch.old_target()), always_in(&slot.target()));
+        if was == is {
+            return;
+        }
+        if let Some(i) = was {
+            let list = self
+                .always
+                .get_mut(&i)
+                .expect("an Always slot's instance should have a list");
+            let at = list
+                .iter()
+                .position(|&x| x == ch.slot)
+                .expect("an Always slot should be listed");
+            list.remove(at);
+            if list.is_empty() {
+                self.always.remove(&i);
+            }
+        }
+        if let Some(i) = is {
+            self.always.entry(i).or_default().push(ch.slot);
+        }
+    }
+
+    pub(super) fn link(&mut self, s: u32, key: CellKey) {
+        let member = self.member(s);
+        let (cell, idx) = self.grid.insert(key, member);
+        let slot = &mut self.slots[s as usize];
+        slot.cell = cell;
+        slot.member_index = idx;
+        self.relinks += 1;
+    }
+}
+
+/// The grid member of slot `s`, from the index's `slots`, `starts` and `entities`.
+#[inline]
+fn member_of(slots: &[Slot], starts: &[[f32; 3]], entities: &[bevy_ecs::entity::Entity], s: u32) -> Member {
+    let slot = &slots[s as usize];
+    Member {
+        slot: s,
+        r2: slot.scan_r2(),
+        p: slot.p,
+        // Only a changed slot moved this tick.
+        start_p: if slot.on_shortlist() {
+            starts[s as usize]
+        } else {
+            slot.p
+        },
+        stepping: slot.stepping(),
+        jumped: slot.jumped(),
+        seen_by: scan_layers(&slot.rules),
+        sees: slot.rules.sees,
+        rect: slot.rect.is_some(),
+        entity: entities[s as usize],
+    }
+}
+
+/// Sorts change `ch` of the shortlist, whose observer saw `seen` targets and is `slot` now, into a
+/// stepping observer, a stepping target or a jumped target
+/// ([`Slot::stepping`], [`Slot::jumped`]), its move counted in `counts`; its step if it stepped.
+#[inline(always)]
+fn classify(ch: &Change, seen: usize, slot: &mut Slot, rules: &StepRules, counts: &mut StepLimit) -> Option<f32> {
+    let step = dist2(ch.old_p, slot.p).sqrt();
+    let moved = ch.old_in && slot.in_grid() && ch.old_rules == slot.rules;
+    // A step of length zero (a standing observer of a busy cell, or a change of radius
+    // alone) is not a move for the step limit.
+    if moved && step > 0.0 {
+        counts.count(step, &rules.limits);
+    }
+    let steps = moved && step <= rules.limits.in_force();
+    slot.set_jumped(!steps);
+    // A wide observer steps too (a disc of finite radius: its flip scan has a group of its
+    // own), but does not judge the clean observers as a target over its whole window.
+    let stepping = steps
+        && (!slot.wide() || (slot.rect.is_none() && slot.r2.is_finite()))
+        && ch.old_r2 >= 0.0
+        && ch.old_r2.to_bits() == slot.r2.to_bits()
+        && ch.old_rect == slot.rect
+        && seen >= rules.flip_scan_min_seen;
+    slot.set_stepping(stepping);
+    slot.set_flip_scans_as_target(
+        stepping
+            && !slot.wide()
+            && slot.rect.is_none()
+            && slot.rules.mode == AoiVisibility::Normal
+            && slot.radius >= rules.reach,
+    );
+    steps.then_some(step)
+}
