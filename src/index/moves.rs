@@ -3,10 +3,12 @@
 //! compute pool in three phases. The split (grid index only) first classifies runs of the
 //! shortlist, each run owning its range of slots (the shortlist is in slot order), and sorts each
 //! change into one that stays in its cell or one that moves; then edits the members that stay in
-//! place, each task owning a range of cells; then makes the cell changes on the calling thread,
-//! in shortlist order. An edit in place changes no member's place, so doing them before the cell
-//! changes leaves the grid as the one pass does.
+//! place, each task owning a range of cells; then makes the cell changes (and keeps the lists of
+//! `Always`-visible slots) on the calling thread, in shortlist order. An edit in place changes no
+//! member's place, and a cell with a member that stays is neither freed nor carried away, so doing
+//! them before the cell changes leaves the grid as the one pass does.
 
+use bevy_ecs::entity::Entity;
 use bevy_tasks::TaskPool;
 use smallvec::SmallVec;
 
@@ -231,9 +233,9 @@ impl AoiIndex {
 
     /// The cell key of change `j`'s slot now. Computed `AHEAD` changes before its move, so
     /// that the cell map's entries a cell change will look up are asked for then
-    /// ([`Grid::prefetch_cell_change`](crate::grid::Grid::prefetch_cell_change); the slot and its cell record were asked for earlier by
-    /// [`Self::prefetch_grid_ahead`]). `sparse_huge` 50k, whose walkers carry about 4,400 cells
-    /// an update: see `PERFORMANCE.md`, stop 31.
+    /// ([`Grid::prefetch_cell_change`](crate::grid::Grid::prefetch_cell_change); the slot and its
+    /// cell record were asked for earlier by [`Self::prefetch_grid_ahead`]). `sparse_huge` 50k,
+    /// whose walkers carry about 4,400 cells an update: see `PERFORMANCE.md`, stop 31.
     #[inline]
     fn key_ahead(&self, j: usize) -> CellKey {
         let slot = &self.slots[self.changes[j].slot as usize];
@@ -348,7 +350,7 @@ impl AoiIndex {
 
 /// The grid member of slot `s`, from the index's `slots`, `starts` and `entities`.
 #[inline]
-fn member_of(slots: &[Slot], starts: &[[f32; 3]], entities: &[bevy_ecs::entity::Entity], s: u32) -> Member {
+fn member_of(slots: &[Slot], starts: &[[f32; 3]], entities: &[Entity], s: u32) -> Member {
     let slot = &slots[s as usize];
     Member {
         slot: s,

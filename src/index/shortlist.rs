@@ -1,7 +1,7 @@
-//! The shortlist through the update: sorted and classified (stepping or jumped), moved in the
-//! grid before the pair engine runs ([`AoiIndex::apply_changes`]), and cleared after it
-//! ([`AoiIndex::end_tick`]); the grid members it changed are settled at the start of the next
-//! update ([`AoiIndex::settle_members`]).
+//! The shortlist through the update: sorted, then classified (stepping or jumped) and moved in
+//! the grid (`moves.rs`) before the pair engine runs ([`AoiIndex::apply_changes`]), and cleared
+//! after it ([`AoiIndex::end_tick`]); the grid members it changed are settled at the start of the
+//! next update ([`AoiIndex::settle_members`]).
 
 use bevy_tasks::TaskPool;
 
@@ -12,6 +12,7 @@ use crate::{
     slot::{Flag, Slot},
     wide::{threshold, wide_limit},
 };
+
 /// How much larger than the largest view radius the automatic cell side is: enough that a
 /// stepping observer's flip scan (its radius, plus its step and the tick's largest step) stays
 /// within the cells adjacent to its own while those two steps are under an eighth of the radius,
