@@ -23,11 +23,11 @@ use bevy_reflect::std_traits::ReflectDefault;
     reflect(Resource, Debug, Default, PartialEq)
 )]
 pub struct AoiSettings {
-    /// Spread the grid index's classification and moves of the changed entities, the
-    /// recomputation and the view layer's pass over the observers with view-model components
-    /// over Bevy's `ComputeTaskPool` (with the `multi_threaded` feature, and when the pool has
-    /// more than one thread), and write enters and leaves at once when both are many. The output
-    /// is identical either way.
+    /// Spread the grid index's classification and moves of the changed entities (where cells
+    /// are crowded), the recomputation and the view layer's pass over the observers with
+    /// view-model components over Bevy's `ComputeTaskPool` (with the `multi_threaded` feature,
+    /// and when the pool has more than one thread), and write enters and leaves at once when both
+    /// are many. The output is identical either way.
     pub parallel: bool,
     /// Updates with fewer changed entities than this run on one thread (and the view layer with
     /// fewer observers with view-model components): below a few hundred,

@@ -26,6 +26,13 @@ use crate::{
     visibility::{always_in, dist2, scan_layers},
 };
 
+/// The split ([`AoiIndex::classify_and_move_split`]) needs at least this many changes per
+/// occupied cell on average. Where each walker is alone in its cell (`sparse_huge` 50k, about one
+/// change a cell), the split touched each change's slot and cell on both cores for little work
+/// shared: `cargo bench --bench report -- sparse_huge`, three runs each, 1t / 2t 0.96-1.03 with
+/// the one pass against 0.85-1.03 with the split (uniform 50k has about 30 changes a cell).
+const SPLIT_CHANGES_PER_CELL: usize = 4;
+
 /// What [`classify`] compares a change with.
 struct StepRules {
     /// The longest step in force (farther is a jump), and the others to count moves against.
@@ -55,9 +62,10 @@ pub(super) struct MovePlan {
 impl AoiIndex {
     /// Sorts each change of the shortlist into stepping or jumped ([`classify`]), keeps the
     /// `Always` lists in step ([`Self::update_always`]) and, when `moves`, moves it in the grid
-    /// (or edits its member in place); records the largest step. On `pool` (when it moves and
-    /// the index is the grid) in three phases ([`Self::classify_and_move_split`]), else in one
-    /// pass here ([`Self::classify_and_move_here`]); the same grid and slots either way.
+    /// (or edits its member in place); records the largest step. On `pool` (when it moves, the
+    /// index is the grid and there are at least [`SPLIT_CHANGES_PER_CELL`] changes per occupied
+    /// cell) in three phases ([`Self::classify_and_move_split`]), else in one pass here
+    /// ([`Self::classify_and_move_here`]); the same grid and slots either way.
     pub(super) fn classify_and_move(&mut self, flip_scan_min_seen: usize, moves: bool, pool: Option<&TaskPool>) {
         let steps = StepRules {
             limits: self.step_limit.limits(self.grid.side()),
@@ -67,7 +75,8 @@ impl AoiIndex {
             reach: self.ordinary_reach(),
             flip_scan_min_seen,
         };
-        let split = pool.filter(|_| moves && self.grid.kind() == IndexKind::Grid);
+        let crowded = self.changes.len() >= SPLIT_CHANGES_PER_CELL * self.grid.occupied();
+        let split = pool.filter(|_| moves && crowded && self.grid.kind() == IndexKind::Grid);
         let (largest, stepped) = match split {
             Some(pool) => self.classify_and_move_split(&steps, pool),
             None => self.classify_and_move_here(&steps, moves),

@@ -81,6 +81,9 @@ fn record_of(
     app.update();
     for _ in 0..40 {
         sc.step(app.world());
+        // Layers, visibility modes and instances change too (the `Always` lists, kept apart when
+        // the index's moves are split over the threads).
+        sc.step_rules(app.world());
         // Observers with view-model features are decided by the view layer, in order too.
         if let Features::Random = features {
             sc.step_view_model(app.world());

@@ -61,8 +61,9 @@ fn soak(seed: u64) -> (usize, usize, usize, usize) {
     // send the standing observers of every cell where anything changed (busy cells at share 0),
     // so that path meets every operation too, the others keep the default share.
     let everywhere = seed.is_multiple_of(4);
-    // A third of the seeds split every update over a pool of four threads (every parallel path,
-    // the index's split moves included, meets every operation), the others run on one.
+    // A third of the seeds split every update over a pool of four threads (the scans, the view
+    // layer and the messages meet every operation; the index's moves are split only where cells
+    // are crowded, which the determinism tests check), the others run on one.
     let parallel = seed % 3 == 2;
     if parallel {
         ComputeTaskPool::get_or_init(|| TaskPoolBuilder::new().num_threads(4).build());
