@@ -18,7 +18,7 @@ use super::{
 };
 use crate::{
     config::IndexKind,
-    grid::{Cell, CellKey, Member, NO_CELL},
+    grid::{Cell, CellKey, Grid, Member, NO_CELL},
     parallel::run_jobs,
     prefetch::{AHEAD, prefetch},
     rules::AoiVisibility,
@@ -184,9 +184,8 @@ impl AoiIndex {
                     plan.stepped += 1;
                 }
                 let key = grid.key(slot.p, slot.rules.instance);
-                let c = slot.cell;
-                if slot.in_grid() && c != NO_CELL && grid.cells[c as usize].key == key {
-                    plan.stays[c as usize / per_owner].push(ch.slot);
+                if stays_in_cell(slot, grid, key) {
+                    plan.stays[slot.cell as usize / per_owner].push(ch.slot);
                 } else {
                     plan.moving.push((ch.slot, key));
                 }
@@ -229,12 +228,9 @@ impl AoiIndex {
     fn change_cells(&mut self, moving: &[(u32, CellKey)]) {
         for (j, &(s, key)) in moving.iter().enumerate() {
             self.prefetch_grid_ahead(j, |j| moving.get(j).map(|m| m.0), |_| true);
-            // As [`Self::key_ahead`] does: the cell map's entries of a cell change.
+            // As [`Self::key_ahead`] does.
             if let Some(&(ahead, key)) = moving.get(j + AHEAD) {
-                let slot = &self.slots[ahead as usize];
-                if slot.in_grid() && slot.cell != NO_CELL {
-                    self.grid.prefetch_cell_change(slot.cell, key);
-                }
+                self.prefetch_cell_change(ahead, key);
             }
             self.move_one(s, key);
         }
@@ -247,12 +243,22 @@ impl AoiIndex {
     /// whose walkers carry about 4,400 cells an update: see `PERFORMANCE.md`, stop 31.
     #[inline]
     fn key_ahead(&self, j: usize) -> CellKey {
-        let slot = &self.slots[self.changes[j].slot as usize];
+        let s = self.changes[j].slot;
+        let slot = &self.slots[s as usize];
         let key = self.grid.key(slot.p, slot.rules.instance);
+        self.prefetch_cell_change(s, key);
+        key
+    }
+
+    /// Asks for the cell map's entries that moving slot `s` to the cell of `key` will look up
+    /// ([`Grid::prefetch_cell_change`](crate::grid::Grid::prefetch_cell_change)), if it is in a
+    /// cell and stays in the grid.
+    #[inline]
+    fn prefetch_cell_change(&self, s: u32, key: CellKey) {
+        let slot = &self.slots[s as usize];
         if slot.in_grid() && slot.cell != NO_CELL {
             self.grid.prefetch_cell_change(slot.cell, key);
         }
-        key
     }
 
     /// Moves changed slot `s` to the cell of `key`, the cell of its position now (or edits its
@@ -262,7 +268,7 @@ impl AoiIndex {
         let slot = &self.slots[s as usize];
         let (in_grid, cell, idx) = (slot.in_grid(), slot.cell, slot.member_index);
         if cell != NO_CELL {
-            if in_grid && self.grid.cells[cell as usize].key == key {
+            if stays_in_cell(slot, &self.grid, key) {
                 let member = self.member(s);
                 self.grid.edit_member(cell, idx, |m| *m = member);
                 return;
@@ -355,6 +361,14 @@ impl AoiIndex {
         slot.member_index = idx;
         self.relinks += 1;
     }
+}
+
+/// Whether `slot`, whose cell is now that of `key`, stays in its cell: it is in one and stays in
+/// the grid, and the cell is `key`'s. Such a move edits the member in place; the split's first
+/// phase and the one pass ([`AoiIndex::move_one`]) ask the same question.
+#[inline(always)]
+fn stays_in_cell(slot: &Slot, grid: &Grid, key: CellKey) -> bool {
+    slot.in_grid() && slot.cell != NO_CELL && grid.cells[slot.cell as usize].key == key
 }
 
 /// The grid member of slot `s`, from the index's `slots`, `starts` and `entities`.
