@@ -62,15 +62,15 @@ fn soak(seed: u64) -> (usize, usize, usize, usize) {
     // send the standing observers of every cell where anything changed (busy cells at share 0),
     // so that path meets every operation too, the others keep the default share.
     let everywhere = seed.is_multiple_of(4);
-    // A third of the seeds split every update over a pool of four threads, the others run on
-    // one. Their world is crowded (300 entities on a side under a third as long, two thirds of
-    // them stepping each update) so that the index's moves are split too: only where the
-    // shortlist holds four changes per occupied cell, which seeds 2 and 14 reach in nearly every
-    // update (seed 17 has the sorted-axes index, and seed 11's fixed cells are small). A split
-    // move that skips its in-place edits, or the `Always` lists, fails them.
+    // A third of the seeds split every update over a pool of four threads, the others run on one.
+    // Their world is crowded (200 entities on a fifth of the side, two thirds of them stepping
+    // each update) so that the index's moves are split too: only where the shortlist holds four
+    // changes per occupied cell, which seeds 2 and 14 reach in nearly every update (seed 17 has
+    // the sorted-axes index, and seed 11's fixed cells are small). A split move that skips its
+    // in-place edits, or the `Always` lists, fails them.
     let parallel = seed % 3 == 2;
     let (entities, scale, stepping) = if parallel {
-        (300, 40.0, 0.66)
+        (200, 30.0, 0.66)
     } else {
         (150, 150.0, 0.33)
     };
