@@ -68,8 +68,9 @@ pub enum IndexKind {
     /// grid's cells: measured 1.3× to 2.7× slower than the grid on the standard workloads (level
     /// where nothing moves), and about 1.5× slower on a huge sparse map where each entity is
     /// alone (where the grid does not scan an observer with nobody in the cells around it; the
-    /// README's "Which index" table). [`CellSize`] then only sets the base of the step limit between the flip scan
-    /// and a full recompute ([`AoiStats::step_limit`](crate::AoiStats::step_limit)).
+    /// README's "Which index" table). [`CellSize`] then only sets the base of the step limit
+    /// between the flip scan and a full recompute
+    /// ([`AoiStats::step_limit`](crate::AoiStats::step_limit)).
     SortedAxes,
 }
 

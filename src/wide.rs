@@ -27,14 +27,15 @@ use std::collections::BTreeMap;
 
 use crate::grid::Positions;
 
-/// At most this many observers are wide (when the threshold is set), however many there are.
-/// Every moving target tests them four at a time, so more cost every walker a little; fewer let
-/// a class of large views dictate the cell side for everyone. Measured (callgrind, `scenario
-/// --entities 10000 --single-thread --towers 100 --tower-radius 300`, 10k walkers of radius 100
-/// plus a hundred of radius 300): at most 64 (the cell side then follows the hundred) 195.8 M
-/// instructions an update standing, 195.4 M walking; 256: 76.2 M and 69.6 M (66.8 M once wide
-/// observers stepped too), against 62.2 M without them; ten or two big observers unchanged. At 50k (`scenario`, one thread) 250 of
-/// radius 300 walking: 82 -> 46 ms an update, about 42 ms without them.
+/// At most this many observers are wide (when the threshold is set), however many there are. Every
+/// moving target tests them four at a time, so more cost every walker a little; fewer let a class
+/// of large views dictate the cell side for everyone. Measured (callgrind,
+/// `scenario --entities 10000 --single-thread --towers 100 --tower-radius 300`, 10k walkers of
+/// radius 100 plus a hundred of radius 300): at most 64 (the cell side then follows the hundred)
+/// 195.8 M instructions an update standing, 195.4 M walking; 256: 76.2 M and 69.6 M (66.8 M once
+/// wide observers stepped too), against 62.2 M without them; ten or two big observers unchanged. At
+/// 50k (`scenario`, one thread) 250 of radius 300 walking: 82 -> 46 ms an update, about 42 ms
+/// without them.
 pub(crate) const WIDE_LIMIT: u32 = 256;
 
 /// At most this many observers are wide in a world of up to eight times as many, where

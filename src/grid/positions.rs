@@ -204,12 +204,12 @@ impl Positions {
             && self.blocks.len() == self.len.div_ceil(LANES)
     }
 
-    /// Calls `hits(start, mask)` for each run of up to [`MASK_BITS`] members from `start`
-    /// (`start` a multiple of four, the run's first block) with a hit in `range`: bit `j` of
-    /// `mask` is set when member `start + j` is in `range` and within squared distance `r2` of
-    /// `p` (`dist2 <= r2`, the same arithmetic as [`dist2`](crate::visibility::dist2), so the answer is
-    /// exactly the scalar test's). `with_z`: the positions use the third axis (else it is 0 on
-    /// both sides and its arithmetic, which adds exactly 0, is skipped).
+    /// Calls `hits(start, mask)` for each run of up to [`MASK_BITS`] members from `start` (`start`
+    /// a multiple of four, the run's first block) with a hit in `range`: bit `j` of `mask` is set
+    /// when member `start + j` is in `range` and within squared distance `r2` of `p`
+    /// (`dist2 <= r2`, the same arithmetic as [`dist2`](crate::visibility::dist2), so the answer is
+    /// exactly the scalar test's). `with_z`: the positions use the third axis (else it is 0 on both
+    /// sides and its arithmetic, which adds exactly 0, is skipped).
     #[inline(always)]
     pub fn within(&self, range: Range<usize>, p: [f32; 3], r2: f32, with_z: bool, mut hits: impl FnMut(usize, u64)) {
         self.runs(range, |start, blocks, valid| {

@@ -201,7 +201,8 @@ impl Grid {
     }
 
     /// Where the observers that may see `t` are (with views of at most `reach`): around it in its
-    /// instance, the whole instance if it is `Always` visible, nowhere if it is hidden or unindexed.
+    /// instance, the whole instance if it is `Always` visible, nowhere if it is hidden or
+    /// unindexed.
     pub fn observer_region(&self, t: &TargetState, reach: f32) -> Option<Window> {
         if !t.in_grid {
             return None;
@@ -215,8 +216,8 @@ impl Grid {
 
     /// In cell `c`, the members that may be observers of `t` with views of at most `reach`: the
     /// cell's part of [`Self::observer_region`] (for the sorted-axes index, the first-axis
-    /// [slab](Self::slab) around `t`, searched from member `near`; for the grid, the whole cell), or
-    /// `None` when the cell is not in that region's instance or the region is empty.
+    /// [slab](Self::slab) around `t`, searched from member `near`; for the grid, the whole cell),
+    /// or `None` when the cell is not in that region's instance or the region is empty.
     pub fn observer_slab(&self, c: u32, near: usize, t: &TargetState, reach: f32) -> Option<Range<usize>> {
         let cell = &self.cells[c as usize];
         if !t.in_grid || t.rules.instance != cell.key[3] as u32 {

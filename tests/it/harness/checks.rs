@@ -79,9 +79,9 @@ impl Checked {
         tiers.get(&observer).and_then(|t| t.get(&target)).copied().unwrap_or(0)
     }
 
-    /// The view-model clauses: every set's tiers and waiting count, the tiers the messages
-    /// carry, the held count, and the tier changes (read before [`Self::read_messages`], which consumes the
-    /// enters and leaves: this reads its own cursors' copies).
+    /// The view-model clauses: every set's tiers and waiting count, the tiers the messages carry,
+    /// the held count, and the tier changes (read before [`Self::read_messages`], which consumes
+    /// the enters and leaves: this reads its own cursors' copies).
     pub(super) fn check_view_model(&mut self) {
         let world = self.app.world();
         let mut q = world
