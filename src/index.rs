@@ -32,7 +32,7 @@ use crate::{
     grid::{Grid, Member},
     prefetch::prefetch,
     radix::KeySort,
-    slot::{Change, Flag, Sight, Slot, bad_input, bad_position, observer_of},
+    slot::{Change, Flag, Sight, Slot, bad_input, observer_of},
     visibility::{ObserverState, Rules, rect_r2, sees},
     wide::WideObservers,
 };
@@ -291,11 +291,6 @@ impl AoiIndex {
     /// freed since: slots are freed only when an update ends).
     pub fn observe_slot(&mut self, entity: Entity, slot: Option<u32>, state: Option<(&Position, Sight, Rules, bool)>) {
         debug_assert_eq!(slot, self.slot_of(entity), "the slot given should be the entity's");
-        if let (Some(s), Some((pos, Sight::Radius(r), rules, false))) = (slot, state)
-            && self.observe_move(s, pos, r, rules)
-        {
-            return;
-        }
         let s = match (slot, state) {
             (Some(s), _) => s,
             (None, Some(_)) => self.alloc_slot(entity),
@@ -352,8 +347,15 @@ impl AoiIndex {
         if same_view && (!in_grid || slot.p == p) {
             return;
         }
-        self.shortlist(s);
-        let slot = &mut self.slots[s as usize];
+        if !slot.on_shortlist() {
+            slot.set_on_shortlist(true);
+            if slot.unsettled() {
+                // Its move writes a new member: nothing to settle.
+                slot.set_unsettled(false);
+                self.unsettled_back += 1;
+            }
+            self.changes.push(Change::from_slot(s, slot));
+        }
         if same_view {
             // A move: the position is all there is to write (the radius and the wide list are
             // as they were, as when nothing changed).
@@ -390,54 +392,6 @@ impl AoiIndex {
             } else {
                 self.wide.remove(s);
             }
-        }
-    }
-
-    /// The common change, cheaply: an indexed observer with a disc and no view-model components
-    /// whose radius and rules are as indexed. Its view was valid then and is the same now, so only
-    /// the new position can be bad input: when it is not, this writes what the full path of
-    /// [`Self::observe_slot`] would (the position, the shortlist) and says `true`; else it writes
-    /// nothing and says `false`. Most changes are such moves, and this skips deriving their view
-    /// again. Measured (callgrind per update, one thread; `PERFORMANCE.md`, stop 47):
-    /// `sparse_huge` 50k 75.5 → 72.1 M instructions, uniform 10k 68.9 → 68.2 M, 5% moving 50k
-    /// 34.7 → 34.6 M; in time about 1% of `sparse_huge`'s own cost, within the noise.
-    #[inline]
-    fn observe_move(&mut self, s: u32, pos: &Position, r: f32, rules: Rules) -> bool {
-        let p = self.plane.project(pos.x, pos.y, pos.z);
-        let slot = &self.slots[s as usize];
-        // An indexed observer (in the grid with a valid view: not a target that just gained a
-        // `ViewRange` of its old radius 0) with the same disc, rules and no view-model components.
-        let as_indexed = slot.is_observer()
-            && !slot.layered()
-            && slot.rect.is_none()
-            && slot.radius.to_bits() == (r + 0.0).to_bits()
-            && slot.rules == rules;
-        if !as_indexed || bad_position(p, self.bounds.as_ref(), self.plane.dims()).is_some() {
-            return false;
-        }
-        if self.owned > 0 {
-            self.touches.change(s);
-        }
-        if self.slots[s as usize].p != p {
-            self.shortlist(s);
-            self.slots[s as usize].p = p;
-        }
-        true
-    }
-
-    /// Puts slot `s` on this update's shortlist, with what it was before this update's change
-    /// (once: a slot already there stays as it is).
-    #[inline(always)]
-    fn shortlist(&mut self, s: u32) {
-        let slot = &mut self.slots[s as usize];
-        if !slot.on_shortlist() {
-            slot.set_on_shortlist(true);
-            if slot.unsettled() {
-                // Its move writes a new member: nothing to settle.
-                slot.set_unsettled(false);
-                self.unsettled_back += 1;
-            }
-            self.changes.push(Change::from_slot(s, slot));
         }
     }
 
