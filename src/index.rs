@@ -32,7 +32,7 @@ use crate::{
     grid::{Grid, Member},
     prefetch::prefetch,
     radix::KeySort,
-    slot::{Change, Flag, Sight, Slot, bad_input, observer_of},
+    slot::{Change, Flag, Sight, Slot, bad_input, bad_position, observer_of},
     visibility::{ObserverState, Rules, rect_r2, sees},
     wide::WideObservers,
 };
@@ -347,15 +347,8 @@ impl AoiIndex {
         if same_view && (!in_grid || slot.p == p) {
             return;
         }
-        if !slot.on_shortlist() {
-            slot.set_on_shortlist(true);
-            if slot.unsettled() {
-                // Its move writes a new member: nothing to settle.
-                slot.set_unsettled(false);
-                self.unsettled_back += 1;
-            }
-            self.changes.push(Change::from_slot(s, slot));
-        }
+        self.shortlist(s);
+        let slot = &mut self.slots[s as usize];
         if same_view {
             // A move: the position is all there is to write (the radius and the wide list are
             // as they were, as when nothing changed).
@@ -392,6 +385,52 @@ impl AoiIndex {
             } else {
                 self.wide.remove(s);
             }
+        }
+    }
+
+    /// A new `position` for slot `s`, none of whose other tracked components changed since it
+    /// was last observed: what [`Self::observe_slot`] would do with all of them, without reading
+    /// the others again. Says `false`, writing nothing, where that is more than a move: the slot
+    /// is not in the grid (its last position or view was bad input), or `position` is bad input.
+    #[inline]
+    pub fn observe_position(&mut self, s: u32, position: &Position) -> bool {
+        let slot = &self.slots[s as usize];
+        if !slot.in_grid() {
+            return false;
+        }
+        // The view layer takes over a slot that gains view-model components when it is observed
+        // whole, and gives it back only once it has lost them (or stopped observing).
+        debug_assert!(
+            !slot.layered() || slot.owned(),
+            "a slot with view-model components should be owned by the view layer"
+        );
+        let p = self.plane.project(position.x, position.y, position.z);
+        if bad_position(p, self.bounds.as_ref(), self.plane.dims()).is_some() {
+            return false;
+        }
+        if self.owned > 0 {
+            self.touches.change(s);
+        }
+        if self.slots[s as usize].p != p {
+            self.shortlist(s);
+            self.slots[s as usize].p = p;
+        }
+        true
+    }
+
+    /// Puts slot `s` on this update's shortlist, with what it was before this update's change
+    /// (once: a slot already there stays as it is).
+    #[inline(always)]
+    fn shortlist(&mut self, s: u32) {
+        let slot = &mut self.slots[s as usize];
+        if !slot.on_shortlist() {
+            slot.set_on_shortlist(true);
+            if slot.unsettled() {
+                // Its move writes a new member: nothing to settle.
+                slot.set_unsettled(false);
+                self.unsettled_back += 1;
+            }
+            self.changes.push(Change::from_slot(s, slot));
         }
     }
 

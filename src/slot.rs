@@ -311,13 +311,8 @@ pub(crate) enum Sight {
 
 /// Why an entity is kept out of the index.
 pub(crate) fn bad_input(p: [f32; 3], sight: Sight, bounds: Option<&AoiBounds>, dims: usize) -> Option<&'static str> {
-    if !p.iter().all(|c| c.is_finite()) {
-        return Some("its Position is not finite");
-    }
-    if let Some(b) = bounds
-        && !b.accepts(p, dims)
-    {
-        return Some("its Position is farther outside the AoiPlugin bounds than one bounds size");
+    if let Some(why) = bad_position(p, bounds, dims) {
+        return Some(why);
     }
     // Any radius or half extent from 0 to +inf is valid (a square that overflows is +inf: every
     // finite position).
@@ -333,6 +328,20 @@ pub(crate) fn bad_input(p: [f32; 3], sight: Sight, bounds: Option<&AoiBounds>, d
         Sight::Rect(_) => None,
         Sight::Bad(why) => Some(why),
     }
+}
+
+/// What is wrong with projected position `p` (the position part of [`bad_input`]), if anything.
+#[inline(always)]
+pub(crate) fn bad_position(p: [f32; 3], bounds: Option<&AoiBounds>, dims: usize) -> Option<&'static str> {
+    if !p.iter().all(|c| c.is_finite()) {
+        return Some("its Position is not finite");
+    }
+    if let Some(b) = bounds
+        && !b.accepts(p, dims)
+    {
+        return Some("its Position is farther outside the AoiPlugin bounds than one bounds size");
+    }
+    None
 }
 
 #[cfg(test)]
