@@ -74,11 +74,22 @@ struct Args {
     /// The big observers walk 5 units a tick (else they stand).
     #[arg(long)]
     towers_walk: bool,
+    /// `AoiPlugin::cell_size`: a fixed cell side in world units (`CellSize::Auto` without it).
+    #[arg(long, value_parser = parse_side)]
+    cell_size: Option<f32>,
 }
 
 fn parse_kind(s: &str) -> Result<workload::Kind, String> {
     workload::Kind::parse(s)
         .ok_or_else(|| format!("unknown scenario {s:?} (uniform, crowded, sparse_huge, static, movingP)"))
+}
+
+fn parse_side(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        // The range `AoiPlugin` accepts (it panics at build time outside it).
+        Ok(side) if (1.0e-3..=1.0e12).contains(&side) => Ok(side),
+        _ => Err(format!("{s:?} is not a cell side (world units, from 0.001 to 1e12)")),
+    }
 }
 
 fn main() {
@@ -89,6 +100,9 @@ fn main() {
     let plugin = AoiPlugin {
         index: args.index,
         interest_sets: !args.no_sets,
+        cell_size: args
+            .cell_size
+            .map_or(bevy_aoi::prelude::CellSize::Auto, bevy_aoi::prelude::CellSize::Fixed),
         ..Default::default()
     };
     let mut app = workload::app_with_plugin(walkers, aoi.then_some(plugin), false);
