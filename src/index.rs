@@ -1,8 +1,8 @@
 //! The AOI index: one slot per tracked entity, the grid, every observer's current interest list,
 //! and this tick's shortlist of changed slots.
 //!
-//! Here: the index's state and how a change is picked up ([`AoiIndex::observe`]). The shortlist's
-//! passes before and after the pair engine are in [`shortlist`] (with the standing observers of
+//! Here: the index's state. How a change is picked up is in [`pickup`] ([`AoiIndex::observe`]);
+//! the shortlist's passes before and after the pair engine are in [`shortlist`] (with the standing observers of
 //! busy cells added in [`busy`]), the space-order renumbering in
 //! [`renumber`], the messages' reasons in [`reasons`], the view layer's marks in [`touches`].
 
@@ -14,6 +14,7 @@ use bevy_tasks::TaskPool;
 mod busy;
 mod entity_slots;
 mod moves;
+mod pickup;
 mod reasons;
 mod renumber;
 mod shortlist;
@@ -27,13 +28,12 @@ use entity_slots::EntitySlots;
 use step_limit::StepLimit;
 
 use crate::{
-    components::Position,
     config::{AoiBounds, CellSize, IndexKind, Plane},
     grid::{Grid, Member},
     prefetch::prefetch,
     radix::KeySort,
-    slot::{Change, Flag, Sight, Slot, bad_input, bad_position, observer_of},
-    visibility::{ObserverState, Rules, rect_r2, sees},
+    slot::{Change, Slot, observer_of},
+    visibility::{ObserverState, sees},
     wide::WideObservers,
 };
 
@@ -281,159 +281,6 @@ impl AoiIndex {
         s
     }
 
-    /// Records the current state of `entity` (`None`: no `Position` any more, or despawned).
-    /// Cheap when nothing differs from what is indexed.
-    pub fn observe(&mut self, entity: Entity, state: Option<(&Position, Sight, Rules, bool)>) {
-        self.observe_slot(entity, self.slot_of(entity), state);
-    }
-
-    /// [`Self::observe`] with `entity`'s slot already looked up ([`Self::slot_of`], with no slot
-    /// freed since: slots are freed only when an update ends).
-    pub fn observe_slot(&mut self, entity: Entity, slot: Option<u32>, state: Option<(&Position, Sight, Rules, bool)>) {
-        debug_assert_eq!(slot, self.slot_of(entity), "the slot given should be the entity's");
-        let s = match (slot, state) {
-            (Some(s), _) => s,
-            (None, Some(_)) => self.alloc_slot(entity),
-            (None, None) => return,
-        };
-        let (has_position, p, sight, rules, layered) = match state {
-            Some((pos, sight, rules, layered)) => {
-                (true, self.plane.project(pos.x, pos.y, pos.z), sight, rules, layered)
-            }
-            None => (false, [0.0; 3], Sight::Blind, Rules::default(), false),
-        };
-        let problem = if has_position {
-            bad_input(p, sight, self.bounds.as_ref(), self.plane.dims())
-        } else {
-            None
-        };
-        let in_grid = has_position && problem.is_none();
-        // `+ 0.0` turns -0.0 into 0.0, so radii order like their bits.
-        let (r2, radius, rect) = match sight {
-            _ if !in_grid => (-1.0, 0.0, None),
-            Sight::Radius(r) => (r * r, r + 0.0, None),
-            Sight::Rect(half) => {
-                let half = half.map(|h| h + 0.0);
-                let r2 = rect_r2(half);
-                (r2, r2.sqrt(), Some(half))
-            }
-            Sight::Blind | Sight::Bad(_) => (-1.0, 0.0, None),
-        };
-        if self.owned > 0 {
-            // Whatever changed (a component of the view model included), the layer looks.
-            self.touches.change(s);
-        }
-        let slot = &mut self.slots[s as usize];
-        if layered && !slot.owned() {
-            // The view layer takes it over from this update, with what it showed until now.
-            slot.set_owned(true);
-            self.owned += 1;
-            self.newly_owned.push((entity, slot.rules.member));
-        }
-        if let Some(why) = problem
-            && !slot.warned()
-        {
-            slot.set_warned(true);
-            log::warn!("bevy_aoi: {entity} is kept out of the AOI index because {why} (warned once per entity)");
-        }
-        // Everything but the position as it was: most changes are moves.
-        let same_view = slot.flags_are(&[
-            (Flag::HasPosition, has_position),
-            (Flag::InGrid, in_grid),
-            (Flag::Layered, layered),
-        ]) && slot.r2.to_bits() == r2.to_bits()
-            && slot.rect.map(|h| h.map(f32::to_bits)) == rect.map(|h| h.map(f32::to_bits))
-            && slot.rules == rules;
-        if same_view && (!in_grid || slot.p == p) {
-            return;
-        }
-        self.shortlist(s);
-        let slot = &mut self.slots[s as usize];
-        if same_view {
-            // A move: the position is all there is to write (the radius and the wide list are
-            // as they were, as when nothing changed).
-            slot.p = p;
-            return;
-        }
-        // The radius count and the wide list change only with the radius or observer-ness (most
-        // changes are moves: no map edit for them).
-        let was = (slot.is_observer(), slot.radius.to_bits());
-        slot.set_has_position(has_position);
-        slot.set_in_grid(in_grid);
-        slot.p = p;
-        slot.r2 = r2;
-        slot.radius = radius;
-        slot.rect = rect;
-        slot.rules = rules;
-        slot.set_layered(layered);
-        let is = (slot.is_observer(), slot.radius.to_bits());
-        if was != is {
-            if was.0 {
-                remove_radius(&mut self.radii, was.1);
-                self.observers -= 1;
-            }
-            if is.0 {
-                *self.radii.entry(is.1).or_default() += 1;
-                self.observers += 1;
-            }
-        }
-        let wide = is.0 && self.wide.is_wide(slot.radius);
-        if wide != slot.wide() {
-            slot.set_wide(wide);
-            if wide {
-                self.wide.slots.push(s);
-            } else {
-                self.wide.remove(s);
-            }
-        }
-    }
-
-    /// A new `position` for slot `s`, none of whose other tracked components changed since it
-    /// was last observed: what [`Self::observe_slot`] would do with all of them, without reading
-    /// the others again. Says `false`, writing nothing, where that is more than a move: the slot
-    /// is not in the grid (its last position or view was bad input), or `position` is bad input.
-    #[inline]
-    pub fn observe_position(&mut self, s: u32, position: &Position) -> bool {
-        let slot = &self.slots[s as usize];
-        if !slot.in_grid() {
-            return false;
-        }
-        // The view layer takes over a slot that gains view-model components when it is observed
-        // whole, and gives it back only once it has lost them (or stopped observing).
-        debug_assert!(
-            !slot.layered() || slot.owned(),
-            "a slot with view-model components should be owned by the view layer"
-        );
-        let p = self.plane.project(position.x, position.y, position.z);
-        if bad_position(p, self.bounds.as_ref(), self.plane.dims()).is_some() {
-            return false;
-        }
-        if self.owned > 0 {
-            self.touches.change(s);
-        }
-        if self.slots[s as usize].p != p {
-            self.shortlist(s);
-            self.slots[s as usize].p = p;
-        }
-        true
-    }
-
-    /// Puts slot `s` on this update's shortlist, with what it was before this update's change
-    /// (once: a slot already there stays as it is).
-    #[inline(always)]
-    fn shortlist(&mut self, s: u32) {
-        let slot = &mut self.slots[s as usize];
-        if !slot.on_shortlist() {
-            slot.set_on_shortlist(true);
-            if slot.unsettled() {
-                // Its move writes a new member: nothing to settle.
-                slot.set_unsettled(false);
-                self.unsettled_back += 1;
-            }
-            self.changes.push(Change::from_slot(s, slot));
-        }
-    }
-
     /// Renumbers the slots in space order when entities have scattered (see below). Runs after
     /// the tick's messages are written, since it changes what the slots of their pairs mean.
     pub fn renumber_if_scattered(&mut self, pool: Option<&TaskPool>) {
@@ -500,16 +347,5 @@ impl AoiIndex {
         stats.stepped = self.stepped - self.busy.scanned;
         stats.busy_standing = self.busy.scanned;
         stats.step_limit = self.grid.side() * self.step_limit.over_side();
-    }
-}
-
-/// Takes one observer of radius `bits` (a radius's bits) out of the multiset of radii.
-fn remove_radius(radii: &mut BTreeMap<u32, u32>, bits: u32) {
-    let count = radii
-        .get_mut(&bits)
-        .expect("an indexed observer's radius should be in the multiset");
-    *count -= 1;
-    if *count == 0 {
-        radii.remove(&bits);
     }
 }
