@@ -2,8 +2,8 @@
 //! and this tick's shortlist of changed slots.
 //!
 //! Here: the index's state. How a change is picked up is in [`pickup`] ([`AoiIndex::observe`]);
-//! the shortlist's passes before and after the pair engine are in [`shortlist`] (with the standing observers of
-//! busy cells added in [`busy`]), the space-order renumbering in
+//! the shortlist's passes before and after the pair engine are in [`shortlist`] (with the
+//! standing observers of busy cells added in [`busy`]), the space-order renumbering in
 //! [`renumber`], the messages' reasons in [`reasons`], the view layer's marks in [`touches`].
 
 use std::collections::BTreeMap;

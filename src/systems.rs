@@ -95,8 +95,7 @@ fn state<'a>(
 /// Picks up this update's changes and moves the changed entities in the grid. Two `Changed`
 /// scans pass over all entities, reading change ticks only: one for the range, rules and
 /// view-model components, whose entities are observed whole, then one for `Position`, whose
-/// entities are only moved where nothing else of theirs changed (most changes: the position is
-/// then all that is read).
+/// entities have only their position read where nothing else of theirs changed (most changes).
 pub(crate) fn update_index(
     mut index: ResMut<AoiIndex>,
     mut pending: ResMut<PendingRemovals>,
@@ -107,11 +106,9 @@ pub(crate) fn update_index(
 ) {
     index.touches.begin();
     let keeps_sets = index.keeps_sets;
+    let state_of = |entity| current.get(entity).ok().map(|tracked| state(tracked, keeps_sets));
     for entity in pending.0.drain(..) {
-        index.observe(
-            entity,
-            current.get(entity).ok().map(|tracked| state(tracked, keeps_sets)),
-        );
+        index.observe(entity, state_of(entity));
     }
     for (entity, tracked) in &reviewed {
         index.observe(entity, Some(state(tracked, keeps_sets)));
@@ -119,13 +116,13 @@ pub(crate) fn update_index(
     // Slots are in space order, the ECS's entities in table order: each entity's slot is looked
     // up and asked for when the scan finds it, and the entity is observed `AHEAD` entities
     // later (in the same order) with that slot, so the entity map is read once per entity. An
-    // entity without a slot in the grid (new, or kept out as bad input) is observed whole.
+    // entity without a slot in the grid (new, or kept out as bad input), or whose new position
+    // is bad input, is observed whole.
     let mut waiting: [Option<(Entity, Option<u32>, &Position)>; AHEAD] = [None; AHEAD];
     let mut found = 0;
     let observe = |index: &mut AoiIndex, entity: Entity, slot: Option<u32>, position: &Position| {
         if !slot.is_some_and(|s| index.observe_position(s, position)) {
-            let state = current.get(entity).ok().map(|tracked| state(tracked, keeps_sets));
-            index.observe_slot(entity, slot, state);
+            index.observe_slot(entity, slot, state_of(entity));
         }
     };
     for (entity, position) in &moved {
