@@ -308,6 +308,12 @@ impl AoiIndex {
         self.stepped == self.changes.len()
     }
 
+    /// Whether every change on this tick's shortlist jumped (none stepped, so no observer takes
+    /// the flip scan). Valid from [`Self::apply_changes`] to [`Self::end_tick`].
+    pub fn none_stepped(&self) -> bool {
+        self.stepped == 0
+    }
+
     /// How many times the slots were renumbered since the index was built.
     pub fn renumbers(&self) -> usize {
         self.renumbered
