@@ -287,9 +287,9 @@ impl AoiIndex {
         // Once the entities changed cell about once each, neighbours no longer have nearby slot
         // numbers; renumbering keeps every per-slot access of the scans (marks, lists) within a
         // few cache lines per observer. It costs a fraction of an update, mostly renaming the
-        // slots in every list (uniform 50k, every 17 updates or so, timed alone: 5.2-6.7 ms on
-        // two threads, 8.0-10.8 ms on one; `PERFORMANCE.md`, stop 38). It only pays where cells
-        // are shared (dense maps); with one entity per cell there is nothing to gather.
+        // slots in every list (uniform 50k, every 17 updates or so, a timer around it: 3.7-5.0
+        // ms on two threads, 5.2-7.6 ms on one; `PERFORMANCE.md`, stop 49). It only pays where
+        // cells are shared (dense maps); with one entity per cell there is nothing to gather.
         let tracked = self.by_entity.len();
         if self.relinks > 64 && self.relinks > tracked && tracked >= 4 * self.grid.occupied() {
             self.renumber(pool);

@@ -368,7 +368,7 @@ fn scan_targets(scratch: &mut [TaskBuffers], index: &AoiIndex, changed_observers
     // moves and nobody jumped, or everything jumped (the first update, a mass teleport), that
     // spares a pass over the shortlist and its slots, and in the second case every jumped
     // target's search of the cells around it (the first update of uniform 50k, `scenario`,
-    // three alternating runs: one thread 257-271 -> 245-251 ms, two 194-200 -> 188-192 ms).
+    // three alternating runs: one thread 256-272 -> 245-251 ms, two 194-200 -> 188-192 ms).
     if !any_clean && (index.none_jumped() || index.none_stepped()) {
         return;
     }
