@@ -87,6 +87,10 @@ pub(crate) struct AoiIndex {
     pub wide: WideObservers,
     /// Number of indexed observers.
     pub observers: usize,
+    /// Indexed observers that see only some layers (their [`AoiLayers`](crate::AoiLayers)
+    /// `sees` is not `ALL`). While there are none, every clean observer sees every target, and
+    /// the scans do not ask which layers a cell's clean observers see ([`View::narrow_sees`]).
+    pub narrow_observers: usize,
     /// Number of slots the view layer owns ([`Slot::owned`]): while 0 the engine has no owned
     /// observers to skip.
     pub owned: usize,
@@ -148,6 +152,7 @@ impl AoiIndex {
             always: BTreeMap::new(),
             wide: WideObservers::default(),
             observers: 0,
+            narrow_observers: 0,
             owned: 0,
             newly_owned: Vec::new(),
             released: Vec::new(),

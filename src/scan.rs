@@ -127,6 +127,10 @@ pub(crate) struct View<'a> {
     /// Whether the scans edit their observers' `InterestSet` buffers (else the buffers are
     /// empty and stay so: [`AoiIndex::keeps_sets`]).
     pub keeps_sets: bool,
+    /// Whether some observer sees only some layers ([`AoiIndex::narrow_observers`]), on the
+    /// grid index: only then can a cell's clean observers all be blind to a target's layers,
+    /// and only a grid's cells are small enough to ask (a sorted instance is one cell).
+    pub narrow_sees: bool,
 }
 
 impl<'a> View<'a> {
@@ -141,7 +145,18 @@ impl<'a> View<'a> {
             step_reach: index.step_reach,
             touches: (index.owned > 0).then_some(&index.touches),
             keeps_sets: index.keeps_sets,
+            narrow_sees: index.narrow_observers > 0 && index.grid.kind() == IndexKind::Grid,
         }
+    }
+
+    /// Whether some clean observer of `cell` may see a target of layers `member`: it has clean
+    /// observers, and (while some observer sees only some layers) one of them sees one of those
+    /// layers. Measured (`headless_simulation --entities 50000`, callgrind, 60 updates less 30):
+    /// monsters that see only players, among players that all walk, 111.6 -> 99.5 M
+    /// instructions an update.
+    #[inline]
+    pub fn clean_observers_may_see(self, cell: &Cell, member: u32) -> bool {
+        cell.clean.all > 0 && (!self.narrow_sees || cell.pos.clean_sees_any() & member != 0)
     }
 }
 

@@ -178,6 +178,12 @@ impl Slot {
         self.in_grid() && self.r2 >= 0.0
     }
 
+    /// An observer that sees only some layers (counted in `AoiIndex::narrow_observers`).
+    #[inline]
+    pub fn sees_some_layers(&self) -> bool {
+        self.is_observer() && self.rules.sees != crate::rules::AoiLayers::ALL
+    }
+
     /// The squared radius its grid member carries for target scans: negative when target scans
     /// must skip it (not an observer, wide, or recomputing its whole list this tick).
     #[inline]

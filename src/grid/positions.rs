@@ -166,6 +166,16 @@ impl Positions {
         }
     }
 
+    /// The layers that some clean observer among the members sees ([`Lane::clean_sees`] of
+    /// them all): a target of none of them has no clean observer here. Reads one line per block,
+    /// the line a distance test of the block reads too.
+    pub fn clean_sees_any(&self) -> u32 {
+        let (full, tail) = (self.len / LANES, self.len % LANES);
+        let any = |lanes: &[u32]| lanes.iter().fold(0, |any, &sees| any | sees);
+        let whole = self.blocks[..full].iter().fold(0, |acc, b| acc | any(&b.clean_sees));
+        whole | self.blocks.get(full).map_or(0, |b| any(&b.clean_sees[..tail]))
+    }
+
     /// Removes everything, keeping the buffer.
     pub fn clear(&mut self) {
         self.blocks.clear();

@@ -93,6 +93,7 @@ impl AoiIndex {
         // The radius count and the wide list change only with the radius or observer-ness (most
         // changes are moves: no map edit for them).
         let was = (slot.is_observer(), slot.radius.to_bits());
+        let was_narrow = slot.sees_some_layers();
         slot.set_has_position(has_position);
         slot.set_in_grid(in_grid);
         slot.p = p;
@@ -102,6 +103,7 @@ impl AoiIndex {
         slot.rules = rules;
         slot.set_layered(layered);
         let is = (slot.is_observer(), slot.radius.to_bits());
+        self.narrow_observers = self.narrow_observers + usize::from(slot.sees_some_layers()) - usize::from(was_narrow);
         if was != is {
             if was.0 {
                 remove_radius(&mut self.radii, was.1);

@@ -179,6 +179,11 @@ impl AoiIndex {
         }
         self.changes.clear();
         self.step_reach = 0.0;
+        debug_assert_eq!(
+            self.narrow_observers,
+            self.slots.iter().filter(|slot| slot.sees_some_layers()).count(),
+            "the count of observers that see only some layers should follow their slots"
+        );
     }
 
     /// Resets the grid members [`Self::end_tick`] left unsettled, except those of slots on this

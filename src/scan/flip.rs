@@ -53,7 +53,7 @@ pub(super) fn flip_scan(
     let mut judge = judge_into(o, me.target(), before, view.touches, clean_enters, clean_leaves);
     let (as_target, extent) = (me.flip_scans_as_target(), me.scan_extent(start, view.step_reach));
     scan_cells(view, me, cells, extent, |cell, range| {
-        if as_target && cell.clean.all > 0 {
+        if as_target && view.clean_observers_may_see(cell, me.rules.member) {
             flip_scan_both_ways(view, cell, range, &mut flips, &mut judge);
         } else {
             cell.pos.flips(range, now, start, shape, with_z, |first, bits, inside| {

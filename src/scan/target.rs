@@ -163,7 +163,7 @@ pub(crate) fn target(
             for m in slabs.into_iter().flat_map(|r| &cell.members[r]).filter(|m| m.r2 >= 0.0) {
                 judge_moved(m);
             }
-        } else if cell.clean.all > 0 {
+        } else if view.clean_observers_may_see(cell, now.rules.member) {
             for range in slabs {
                 cell.pos.seeing(
                     range,
