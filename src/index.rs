@@ -89,7 +89,8 @@ pub(crate) struct AoiIndex {
     pub observers: usize,
     /// Indexed observers that see only some layers (their [`AoiLayers`](crate::AoiLayers)
     /// `sees` is not `ALL`). While there are none, every clean observer sees every target, and
-    /// the scans do not ask which layers a cell's clean observers see ([`View::narrow_sees`]).
+    /// the scans do not ask which layers a cell's clean observers see
+    /// ([`View::narrow_sees`](crate::scan::View::narrow_sees)).
     pub narrow_observers: usize,
     /// Number of slots the view layer owns ([`Slot::owned`]): while 0 the engine has no owned
     /// observers to skip.
