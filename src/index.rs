@@ -21,7 +21,7 @@ mod shortlist;
 mod step_limit;
 mod touches;
 
-pub(crate) use touches::Touches;
+pub(crate) use touches::{Seer, Touches};
 
 use busy::BusyCells;
 use entity_slots::EntitySlots;
@@ -251,6 +251,7 @@ impl AoiIndex {
             let slot = &mut self.slots[s as usize];
             if slot.owned() {
                 slot.set_owned(false);
+                self.touches.set_owned(s, false);
                 self.owned -= 1;
             }
         }

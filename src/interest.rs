@@ -63,7 +63,7 @@ use sets::SetVisits;
 
 use crate::{
     components::InterestSet,
-    index::AoiIndex,
+    index::{AoiIndex, Seer},
     parallel::{join, run_jobs},
     prefetch::prefetch,
     scan::{self, Out, TaskBuffers, View},
@@ -256,6 +256,12 @@ impl PairEngine {
         let used = &self.scratch[..self.in_use];
         let count = used.iter().map(|s| s.enters.count).sum();
         Pairs::new(used.iter().map(|s| &s.enters.pairs[..]), lists, count)
+    }
+
+    /// The seers the last [`Self::run`]'s scans recorded for the view layer ([`Seer`]), in
+    /// parts; slots valid as in [`Self::enters`].
+    pub fn seers(&self) -> impl Iterator<Item = &[Seer]> + Clone {
+        self.scratch[..self.in_use].iter().map(|s| &s.seers[..])
     }
 
     /// The leaves of the last [`Self::run`], like [`Self::enters`]: those of observers that

@@ -26,7 +26,7 @@ use crate::{
     components::{merge_targets, reserve_with_headroom},
     config::IndexKind,
     grid::{Cell, FLIP_BATCH, Grid, Member},
-    index::{AoiIndex, Touches},
+    index::{AoiIndex, Seer, Touches},
     prefetch::prefetch,
     slot::Slot,
     visibility::in_rect,
@@ -56,6 +56,9 @@ pub(crate) struct TaskBuffers {
     /// They join the target scans' results, whose lists they edit.
     pub clean_enters: Enters,
     pub clean_leaves: Vec<(u32, u32)>,
+    /// For the view layer, while it owns some slot: the observers that saw a changed target at
+    /// either time, as its target scan or its flip scan as a target judged them.
+    pub seers: Vec<Seer>,
     /// The runs with flips of a batch of flip scans, by observer ([`flip_scan_batch`]).
     flip_runs: Vec<FlipRun>,
 }
@@ -79,6 +82,7 @@ impl TaskBuffers {
         self.leaves.clear();
         self.clean_enters.clear();
         self.clean_leaves.clear();
+        self.seers.clear();
     }
 }
 

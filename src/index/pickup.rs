@@ -62,6 +62,7 @@ impl AoiIndex {
         if layered && !slot.owned() {
             // The view layer takes it over from this update, with what it showed until now.
             slot.set_owned(true);
+            self.touches.set_owned(s, true);
             self.owned += 1;
             self.newly_owned.push((entity, slot.rules.member));
         }
@@ -168,6 +169,8 @@ impl AoiIndex {
                 self.unsettled_back += 1;
             }
             self.changes.push(Change::from_slot(s, slot));
+            #[cfg(debug_assertions)]
+            self.touches.note_shortlisted(s);
         }
     }
 }

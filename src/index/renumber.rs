@@ -67,6 +67,9 @@ impl AoiIndex {
         trim_slack(&mut self.slots);
         trim_slack(&mut self.entities);
         trim_slack(&mut self.lists);
+        if self.owned > 0 {
+            self.touches.owned_from(&self.slots);
+        }
         self.renumbered += 1;
         #[cfg(debug_assertions)]
         self.check_links();

@@ -169,6 +169,7 @@ impl AoiIndex {
                 let entity = self.entities[s];
                 if slot.owned() {
                     slot.set_owned(false);
+                    self.touches.set_owned(s as u32, false);
                     self.owned -= 1;
                 }
                 self.by_entity.remove(entity);
@@ -183,6 +184,12 @@ impl AoiIndex {
             self.narrow_observers,
             self.slots.iter().filter(|slot| slot.sees_some_layers()).count(),
             "the count of observers that see only some layers should follow their slots"
+        );
+        debug_assert!(
+            (0..)
+                .zip(&self.slots)
+                .all(|(s, slot)| self.touches.is_owned(s) == slot.owned()),
+            "the bits of the slots the view layer owns should follow their slots"
         );
     }
 

@@ -2,6 +2,8 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
+use crate::slot::Slot;
+
 /// Per slot, whether something the view layer must look at happened to it as an observer this
 /// update: it changed (it or one of its components), or a target it sees before or after the
 /// update changed. An owned observer nothing touched, with nothing lingering or waiting, would
@@ -27,6 +29,16 @@ pub(crate) struct Touches {
     changed: Vec<u64>,
     /// Whether any bit of `changed` is set.
     any_changed: bool,
+    /// Per slot, one bit: whether the view layer owns it ([`Slot::owned`], kept beside the flag
+    /// by [`Self::set_owned`] and [`Self::owned_from`]): only owned observers' [`Seer`]s are
+    /// recorded, so an observer the layer does not own costs a bit test, not a record.
+    ///
+    /// [`Slot::owned`]: crate::slot::Slot::owned
+    owned: Vec<u64>,
+    /// Debug builds, per slot, one bit: whether it was put on this update's shortlist by change
+    /// pickup (the view layer checks its seers against it).
+    #[cfg(debug_assertions)]
+    shortlisted: Vec<u64>,
 }
 
 impl Touches {
@@ -42,6 +54,8 @@ impl Touches {
             self.changed.iter_mut().for_each(|bits| *bits = 0);
             self.any_changed = false;
         }
+        #[cfg(debug_assertions)]
+        self.shortlisted.iter_mut().for_each(|bits| *bits = 0);
     }
 
     /// Makes room for slot numbers below `slots`.
@@ -49,6 +63,9 @@ impl Touches {
         if self.marks.len() < slots {
             self.marks.resize_with(slots, AtomicU32::default);
             self.changed.resize(slots.div_ceil(64), 0);
+            self.owned.resize(slots.div_ceil(64), 0);
+            #[cfg(debug_assertions)]
+            self.shortlisted.resize(slots.div_ceil(64), 0);
         }
     }
 
@@ -72,6 +89,42 @@ impl Touches {
         self.changed[s as usize / 64] & (1 << (s % 64)) != 0
     }
 
+    /// Debug builds: records that change pickup put slot `s` on this update's shortlist.
+    #[cfg(debug_assertions)]
+    pub fn note_shortlisted(&mut self, s: u32) {
+        self.shortlisted[s as usize / 64] |= 1 << (s % 64);
+    }
+
+    /// Debug builds: whether [`Self::note_shortlisted`] recorded slot `s` this update.
+    #[cfg(debug_assertions)]
+    pub fn was_shortlisted(&self, s: u32) -> bool {
+        self.shortlisted[s as usize / 64] & (1 << (s % 64)) != 0
+    }
+
+    /// Sets or clears slot `s`'s bit of the slots the view layer owns (as its flag changes).
+    #[inline]
+    pub fn set_owned(&mut self, s: u32, on: bool) {
+        let (word, bit) = (&mut self.owned[s as usize / 64], 1u64 << (s % 64));
+        *word = if on { *word | bit } else { *word & !bit };
+    }
+
+    /// Whether the view layer owns slot `s` ([`Self::set_owned`]).
+    #[inline]
+    pub fn is_owned(&self, s: u32) -> bool {
+        self.owned[s as usize / 64] & (1 << (s % 64)) != 0
+    }
+
+    /// The bits of the slots the view layer owns, read again from `slots` (after a renumbering
+    /// moved them).
+    pub fn owned_from(&mut self, slots: &[Slot]) {
+        self.owned.iter_mut().for_each(|bits| *bits = 0);
+        for (s, slot) in (0..).zip(slots) {
+            if slot.owned() {
+                self.set_owned(s, true);
+            }
+        }
+    }
+
     /// Marks every observer as touched.
     pub fn touch_everyone(&self) {
         self.everyone.store(true, Ordering::Relaxed);
@@ -79,11 +132,32 @@ impl Touches {
 
     /// Whether observer slot `o` was touched this update.
     pub fn is_touched(&self, o: u32) -> bool {
-        self.everyone.load(Ordering::Relaxed) || self.marks[o as usize].load(Ordering::Relaxed) == self.epoch
+        self.touched_everyone() || self.marks[o as usize].load(Ordering::Relaxed) == self.epoch
+    }
+
+    /// Whether [`Self::touch_everyone`] was called this update: then a target changed that no
+    /// [`Seer`] names.
+    pub fn touched_everyone(&self) -> bool {
+        self.everyone.load(Ordering::Relaxed)
     }
 
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.marks.capacity() * size_of::<AtomicU32>() + self.changed.capacity() * size_of::<u64>()
+        self.marks.capacity() * size_of::<AtomicU32>()
+            + (self.changed.capacity() + self.owned.capacity()) * size_of::<u64>()
     }
+}
+
+/// A changed target that an unchanged observer the view layer owns saw at the start of the update
+/// or sees now, as the target scans judged the pair: each such pair is recorded once (and the
+/// observer touched). The layer's pass over such an observer looks only at these targets
+/// ([`crate::view_model::layer`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Seer {
+    /// The observer's slot.
+    pub observer: u32,
+    /// The target's slot.
+    pub target: u32,
+    /// Whether the observer sees the target now (it is in the observer's list after the update).
+    pub sees_now: bool,
 }

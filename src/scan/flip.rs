@@ -15,6 +15,7 @@ use super::{
 use crate::{
     components::merge_targets,
     grid::{Cell, FLIP_BATCH, FlipShape},
+    index::Seer,
     lists::remove_seen,
     prefetch::prefetch,
     slot::Slot,
@@ -39,7 +40,7 @@ pub(super) fn flip_scan(
 ) {
     let me = &view.slots[o as usize];
     let (now, start) = (me.p, view.starts[o as usize]);
-    let (mut flips, clean_enters, clean_leaves) = scratch.flips(view, o, list);
+    let (mut flips, clean_enters, clean_leaves, seers) = scratch.flips(view, o, list);
     // Both ends tested four members at a time over the cells' positions, as a disc or as a
     // rectangle.
     let shape = me.rect.map_or(FlipShape::Disc(me.r2), FlipShape::Rect);
@@ -50,7 +51,12 @@ pub(super) fn flip_scan(
         p: start,
         ..me.target()
     };
-    let mut judge = judge_into(o, me.target(), before, view.touches, clean_enters, clean_leaves);
+    let mut judge = judge_into(
+        o,
+        (me.target(), before),
+        view.touches,
+        (clean_enters, clean_leaves, seers),
+    );
     let (as_target, extent) = (me.flip_scans_as_target(), me.scan_extent(start, view.step_reach));
     scan_cells(view, me, cells, extent, |cell, range| {
         if as_target && view.clean_observers_may_see(cell, me.rules.member) {
@@ -124,7 +130,7 @@ pub(super) fn flip_scan_batch(
             prefetch(list);
             prefetch(set);
         }
-        let (mut flips, _, _) = scratch.flips(view, o, &mut lists[i]);
+        let (mut flips, ..) = scratch.flips(view, o, &mut lists[i]);
         for run in &runs[i * row..i * row + counts[i]] {
             let cell = &view.grid.cells[run.cell as usize];
             flips.record(cell, run.first as usize, run.bits, run.inside);
@@ -160,13 +166,13 @@ struct Flips<'a> {
 
 impl TaskBuffers {
     /// Where observer `o`'s flip scan records its flips (its entering and leaving targets
-    /// cleared first), and where it records the pairs it judges as a target.
+    /// cleared first), and where it records the pairs it judges as a target and their seers.
     fn flips<'a>(
         &'a mut self,
         view: View<'a>,
         o: u32,
         list: &'a mut Vec<u32>,
-    ) -> (Flips<'a>, &'a mut Enters, &'a mut Vec<(u32, u32)>) {
+    ) -> (Flips<'a>, &'a mut Enters, &'a mut Vec<(u32, u32)>, &'a mut Vec<Seer>) {
         self.entering.clear();
         self.leaving.clear();
         let flips = Flips {
@@ -179,7 +185,7 @@ impl TaskBuffers {
             enters: &mut self.enters,
             leaves: &mut self.leaves,
         };
-        (flips, &mut self.clean_enters, &mut self.clean_leaves)
+        (flips, &mut self.clean_enters, &mut self.clean_leaves, &mut self.seers)
     }
 }
 
@@ -233,7 +239,7 @@ fn flip_scan_both_ways(
     cell: &Cell,
     range: Range<usize>,
     flips: &mut Flips,
-    judge: &mut impl FnMut(u32, ObserverState, ObserverState),
+    judge: &mut impl FnMut(u32, Option<(ObserverState, ObserverState)>),
 ) {
     let (me, start) = (&view.slots[flips.o as usize], view.starts[flips.o as usize]);
     let (instance, with_z) = (cell.key[3] as u32, view.grid.with_z());

@@ -7,7 +7,7 @@ use super::{Enters, TaskBuffers, View, each_bit, each_lane};
 use crate::{
     config::IndexKind,
     grid::{Cell, Grid, Member},
-    index::Touches,
+    index::{Seer, Touches},
     rules::AoiVisibility,
     slot::{Change, Slot, observer_of},
     visibility::{ObserverState, TargetState, sees},
@@ -82,11 +82,9 @@ pub(crate) fn target(
     let (now, before) = (me.target(), ch.old_target());
     let mut judge = judge_into(
         ch.slot,
-        now,
-        before,
+        (now, before),
         view.touches,
-        &mut scratch.enters,
-        &mut scratch.leaves,
+        (&mut scratch.enters, &mut scratch.leaves, &mut scratch.seers),
     );
     if me.jumped() {
         for &w in &wide.slots {
@@ -96,9 +94,9 @@ pub(crate) fn target(
             // tick and where it is now (its flip scan leaves jumped targets to their own scans).
             if !o.on_shortlist() {
                 let at = o.observer_at(o.p);
-                judge(w, at, at);
+                judge(w, Some((at, at)));
             } else if o.stepping() {
-                judge(w, o.observer_at(view.starts[w as usize]), o.observer_at(o.p));
+                judge(w, Some((o.observer_at(view.starts[w as usize]), o.observer_at(o.p))));
             }
         }
     } else {
@@ -121,7 +119,7 @@ pub(crate) fn target(
                     let o = &view.slots[w as usize];
                     if (flips >> j) & 1 != 0 || o.rect.is_some() || every_seer {
                         let at = o.observer_at(o.p);
-                        judge(w, at, at);
+                        judge(w, Some((at, at)));
                     }
                 });
             },
@@ -150,7 +148,7 @@ pub(crate) fn target(
         // A member where it was at the start of the tick and where it is now.
         let mut judge_moved = |m: &Member| {
             let end = observer_of(m, instance, view.slots);
-            judge(m.slot, ObserverState { p: m.start_p, ..end }, end);
+            judge(m.slot, Some((ObserverState { p: m.start_p, ..end }, end)));
         };
         if me.jumped() && by_distance {
             for range in slabs {
@@ -189,21 +187,25 @@ pub(super) fn judges_every_seer(view: View, cell: &Cell) -> bool {
     view.touches.is_some() || cell.clean.rects > 0
 }
 
+/// Where a target scan's judge records: the pairs that enter, those that leave, and the view
+/// layer's seers.
+pub(super) type JudgeOut<'a> = (&'a mut Enters, &'a mut Vec<(u32, u32)>, &'a mut Vec<Seer>);
+
 /// A target scan's judge for target slot `t` (in state `now`, and `before` at the start of the
 /// tick): given observer `o` as `start` at the start of the tick and as `end` now, records the
 /// pair in `enters` or `leaves` if `o` sees the target now and not before or the other way
-/// round, and, for the view layer, touches `o` if it sees the target at either time.
+/// round, and, for the view layer (`touches`), its seer if it sees the target at either time
+/// ([`record_seer`]). Given `None` for `o`'s states, `o` sees the target at both times (a disc
+/// observer whose disc holds it at both ends, not judged again): only its seer is recorded.
 #[inline(always)]
 pub(super) fn judge_into<'a>(
     t: u32,
-    now: TargetState,
-    before: TargetState,
+    (now, before): (TargetState, TargetState),
     touches: Option<&'a Touches>,
-    enters: &'a mut Enters,
-    leaves: &'a mut Vec<(u32, u32)>,
-) -> impl FnMut(u32, ObserverState, ObserverState) + 'a {
-    move |o, start, end| {
-        let (is, was) = (sees(&end, &now), sees(&start, &before));
+    (enters, leaves, seers): JudgeOut<'a>,
+) -> impl FnMut(u32, Option<(ObserverState, ObserverState)>) + 'a {
+    move |o, states| {
+        let (is, was) = states.map_or((true, true), |(start, end)| (sees(&end, &now), sees(&start, &before)));
         if is != was {
             if is {
                 enters.push(o, t);
@@ -214,8 +216,28 @@ pub(super) fn judge_into<'a>(
         if let Some(touches) = touches
             && (is || was)
         {
-            touches.touch(o);
+            record_seer(
+                touches,
+                seers,
+                Seer {
+                    observer: o,
+                    target: t,
+                    sees_now: is,
+                },
+            );
         }
+    }
+}
+
+/// Records `seer` if the view layer owns its observer and the observer did not change, and
+/// touches the observer: the layer looks at no other observer, and one that changed is touched
+/// already ([`Touches::change`]) and judges every target it shows. Out of line, so the scans'
+/// loops stay as they were without it.
+#[inline(never)]
+fn record_seer(touches: &Touches, seers: &mut Vec<Seer>, seer: Seer) {
+    if touches.is_owned(seer.observer) && !touches.is_changed(seer.observer) {
+        touches.touch(seer.observer);
+        seers.push(seer);
     }
 }
 
@@ -236,9 +258,8 @@ pub(super) fn judge_clean_observers(
     start: usize,
     flips: u64,
     sees: u64,
-    judge: &mut impl FnMut(u32, ObserverState, ObserverState),
+    judge: &mut impl FnMut(u32, Option<(ObserverState, ObserverState)>),
 ) {
-    let touches = view.touches;
     if !judges_every_seer(view, cell) {
         // Every clean observer here has a disc: its block lane holds all that the rule reads of
         // it.
@@ -252,7 +273,7 @@ pub(super) fn judge_clean_observers(
                     sees: lane.clean_sees,
                     instance,
                 };
-                judge(lane.slot, at, at);
+                judge(lane.slot, Some((at, at)));
             }
         });
         return;
@@ -265,11 +286,11 @@ pub(super) fn judge_clean_observers(
             // A flip, or a rectangular view whose disc around it saw the target at either end:
             // judged exactly.
             let at = observer_of(m, instance, view.slots);
-            judge(m.slot, at, at);
-        } else if let Some(touches) = touches {
-            // For the view layer, a disc observer that sees the target at both ends is touched
+            judge(m.slot, Some((at, at)));
+        } else {
+            // For the view layer, a disc observer that sees the target at both ends is its seer
             // without judging it (the disc test is its whole rule here, and it does not flip).
-            touches.touch(m.slot);
+            judge(m.slot, None);
         }
     });
 }

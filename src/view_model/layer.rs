@@ -3,8 +3,8 @@
 //! The index treats such an observer (its slot is *owned* by the layer, [`Slot::owned`]) like any
 //! other, with its view grown by its hysteresis margin, but the pair engine leaves its
 //! `InterestSet`, its messages and its `Watched` counts to this layer. Every update the layer
-//! walks each owned observer's index list (what the grown view sees, every rule applied) and
-//! what it showed last update, and decides with the rules of [`crate::view_model`]: holds,
+//! walks each owned observer's index list (what the grown view sees, every rule applied; of a
+//! quiet one only the changed targets, below) and what it showed last update, and decides with the rules of [`crate::view_model`]: holds,
 //! lingers, leaves, enters under the budget, tiers. An observer that gains a view-model
 //! component is handed over with the set it had; one that loses them all gets the plain set
 //! back (only the differences as messages), and is the engine's again from the next update.
@@ -13,9 +13,12 @@
 //! a target it sees changed) or that has targets lingering or waiting, plus sorting its entering
 //! candidates; the others are skipped, since the pass would leave them as they are. Of a touched
 //! observer that is quiet (it did not change, nothing waits for its budget) only the changed and
-//! the lingering targets are judged: its list and shown slots are read at 4 bytes a target, and
-//! only those targets' state and slots loaded. Nothing at all while no observer has a view-model
-//! component. With Bevy's compute pool the owned observers are split into runs, one task each
+//! the lingering targets are judged, and its list is not read: the target scans record, for each
+//! owned observer that did not change, the changed targets it saw or sees ([`Seer`], sorted by
+//! observer in [`seers`]), and the pass marks those and its lingering targets, then reads its
+//! shown slots at 4 bytes a target, loading only the marked targets' state and slots
+//! (`O(shown + changed)`). Nothing at all while no observer has a view-model component. With
+//! Bevy's compute pool the owned observers are split into runs, one task each
 //! ([`update_view_layer`]).
 //!
 //! Measured (`scenario --entities 10000`, every observer with the feature, two threads,
@@ -24,14 +27,18 @@
 //! 12.2–17.8; one thread level. Judging only a quiet observer's changed targets (stop 43, 5% of
 //! 10k moving, one thread, medians of five alternating runs): `EnterBudget(8)` 10.41 → 7.23 ms,
 //! `ViewHysteresis` 12.47 → 8.64, `ViewTiers` 17.14 → 8.82; nothing moving 0.35–0.39 →
-//! 0.15–0.18 ms (0.14 without features).
+//! 0.15–0.18 ms (0.14 without features). Reading the seers instead of the list (stop 50, the same
+//! workload with `--hysteresis 10`, alternating with stop 49's code): callgrind 57.8 → 47.2 M
+//! instructions an update; three runs 7.1–8.1 → 6.6–6.9 ms on one thread, 3.8–4.1 → 3.5–3.6 on
+//! two.
 //!
 //! Here: the layer's state, its system and each observer's pass; the decisions for an observer
-//! that keeps a view-model component in [`decide`], the marks that match its list with what it
-//! shows in [`marks`], writing the sets in [`sets`], hand-overs in [`handover`], the update's
+//! that keeps a view-model component in [`decide`], the marks that match its list (or its seers,
+//! sorted by observer in [`seers`]) with what it shows in [`marks`], writing the sets in [`sets`], hand-overs in [`handover`], the update's
 //! messages as the passes left them in [`messages`].
 //!
 //! [`Touches`]: crate::index::Touches
+//! [`Seer`]: crate::index::Seer
 //! [`Slot::owned`]: crate::slot::Slot::owned
 
 use bevy_ecs::{entity::EntityHashMap, prelude::*};
@@ -52,9 +59,11 @@ mod decide;
 mod handover;
 mod marks;
 mod messages;
+mod seers;
 mod sets;
 
-use decide::enter_reason;
+use decide::{Judged, enter_reason};
+use seers::SeersByObserver;
 use sets::{assign_shown, write_set};
 
 /// A shown target's slot when it is no longer tracked.
@@ -85,10 +94,10 @@ struct Owned {
     waiting: u32,
     /// The targets waiting for its budget at the end of the last update, in no order.
     waited: Vec<Entity>,
-    /// Shown targets held by the hysteresis (beyond the view), and those of them lingering
-    /// (beyond the grown view too), after the last update.
+    /// How many shown targets the hysteresis held (beyond the view) after the last update, and
+    /// the slots of those of them lingering (beyond the grown view too).
     held: u32,
-    lingering: u32,
+    lingering: Vec<u32>,
     /// Its slot, and how many times the index had renumbered when the slots were last looked up.
     slot: u32,
     renumbers: usize,
@@ -128,6 +137,8 @@ pub(crate) struct ViewLayer {
     /// How many of `passes` this update used: their messages, then the serial end's, are this
     /// update's ([`Self::enters`]).
     used: usize,
+    /// This update's seers, by observer: what a quiet observer's pass reads.
+    seers: SeersByObserver,
 }
 
 /// The buffers and results of the passes over a run of owned observers.
@@ -138,8 +149,11 @@ struct Pass {
     marks: Vec<u32>,
     /// This observer's mark (even, from 2; advanced by 2 each observer).
     epoch: u32,
-    /// A quiet observer's changed listed targets, in list order ([`Self::mark_listed`]).
+    /// A quiet observer's changed listed targets, in list order ([`Self::mark_listed`]), or in
+    /// its seers' order ([`Self::mark_seers`]).
     changed_listed: Vec<u32>,
+    /// The observer's targets found lingering by its pass, for `Owned::lingering`.
+    lingering: Vec<u32>,
     /// This observer's qualifying targets that are not shown: squared distance, entity, slot.
     candidates: Vec<(f32, Entity, u32)>,
     /// The entering candidates, sorted, and those of them that waited for the budget last
@@ -234,6 +248,7 @@ pub(crate) fn update_view_layer(
         stats.tier_changes = 0;
         return;
     }
+    layer.seers.build(index.slots.len(), work.0.seers());
     let watch = &mut work.0.watch;
     layer.take_over(&mut index, &observers, watch);
     let mut owned = core::mem::take(&mut layer.owned);
@@ -250,13 +265,13 @@ pub(crate) fn update_view_layer(
     if pool.is_some() {
         let per_task = owned.len().div_ceil(tasks);
         let runs = owned.chunks_mut(per_task).zip(&mut layer.passes);
-        let shared = &observers;
+        let (shared, seers) = (&observers, &layer.seers);
         run_jobs(pool, runs, &|(run, pass)| {
-            pass.look_at(run, &index, Access::Shared(shared), counts);
+            pass.look_at(run, &index, seers, Access::Shared(shared), counts);
         });
     } else {
         let access = Access::Exclusive(&mut observers);
-        layer.passes[0].look_at(&mut owned, &index, access, counts);
+        layer.passes[0].look_at(&mut owned, &index, &layer.seers, access, counts);
     }
     let any_left = layer.passes[..tasks].iter().any(|pass| pass.left_for_serial_end > 0);
     if any_left {
@@ -346,7 +361,14 @@ impl Pass {
     }
 
     /// Looks at each owned observer of `run` that needs it ([`needs_look`]).
-    fn look_at(&mut self, run: &mut [Owned], index: &AoiIndex, mut observers: Access, counts: Option<&WatchTracker>) {
+    fn look_at(
+        &mut self,
+        run: &mut [Owned],
+        index: &AoiIndex,
+        seers: &SeersByObserver,
+        mut observers: Access,
+        counts: Option<&WatchTracker>,
+    ) {
         // Whether the observers are looked at ([`needs_look`]), known two ahead so that the
         // next one's data is asked for without waiting on the answer.
         let looked_at = |run: &[Owned], k: usize| run.get(k).is_some_and(|st| needs_look(st, index));
@@ -360,7 +382,14 @@ impl Pass {
                 let next = &run[i + 1];
                 crate::prefetch::prefetch(&next.shown_slots);
                 crate::prefetch::prefetch(&next.shown);
-                if let Some(list) = index.lists.get(next.slot as usize) {
+                // Its list, unless it did not change: then its pass most likely reads its seers
+                // and its lingering targets instead ([`judging`], which cost 5% more
+                // instructions in this loop where everyone moves, `scenario` uniform 10k).
+                if index.entities.get(next.slot as usize) == Some(&next.observer)
+                    && !index.touches.is_changed(next.slot)
+                {
+                    prefetch_seers(seers, next);
+                } else if let Some(list) = index.lists.get(next.slot as usize) {
                     crate::prefetch::prefetch(list);
                 }
             }
@@ -373,13 +402,20 @@ impl Pass {
                 self.totals.held += st.held as usize;
                 continue;
             }
-            self.evaluate(st, index, observers.reborrow(), counts);
+            self.evaluate(st, index, seers, observers.reborrow(), counts);
         }
     }
 
     /// One owned observer's update; what is left for the serial end goes in `st.left`.
-    fn evaluate(&mut self, st: &mut Owned, index: &AoiIndex, observers: Access, counts: Option<&WatchTracker>) {
-        let quiet = is_quiet(st, index);
+    fn evaluate(
+        &mut self,
+        st: &mut Owned,
+        index: &AoiIndex,
+        seers: &SeersByObserver,
+        observers: Access,
+        counts: Option<&WatchTracker>,
+    ) {
+        let judged = judging(st, index);
         // Slots only change meaning when the index renumbers them (a freed slot is reused from
         // the next update on, by when its target has left here).
         if st.renumbers != index.renumbers() {
@@ -417,9 +453,13 @@ impl Pass {
             self.leave_for_serial_end(st, Left::HandBack(s));
             return;
         }
-        let marking = quiet.then_some((&index.touches, st.lingering > 0));
-        self.mark_listed(&index.lists[s as usize], marking);
-        self.decide(st, s, index, &parts, set, quiet);
+        if judged == Judged::Seers {
+            self.mark_seers(st, seers.of(s), index);
+        } else {
+            let marking = (judged == Judged::Walked).then_some((&index.touches, !st.lingering.is_empty()));
+            self.mark_listed(&index.lists[s as usize], marking);
+        }
+        self.decide(st, s, index, &parts, set, judged);
     }
 
     /// Records `sn` leaving `observer`'s view (uncounting it when `counted`).
@@ -447,6 +487,15 @@ impl ViewLayer {
     }
 }
 
+/// Hints the CPU to bring owned observer `st`'s seers and lingering targets into cache. Out of
+/// line: inlined, the pass ran 4% more instructions where everyone moves (`scenario`
+/// uniform 10k with `--hysteresis 10`, callgrind), where it is never called.
+#[inline(never)]
+fn prefetch_seers(seers: &SeersByObserver, st: &Owned) {
+    crate::prefetch::prefetch(seers.of(st.slot));
+    crate::prefetch::prefetch(&st.lingering);
+}
+
 /// Whether the layer must look at owned observer `st` this update: something touched it (see
 /// [`Touches`](crate::index::Touches)), or it has targets lingering or waiting, or it is new
 /// here, or its slot is not the one it knows (freed, or renumbered: then the slots of what it
@@ -454,7 +503,7 @@ impl ViewLayer {
 fn needs_look(st: &Owned, index: &AoiIndex) -> bool {
     st.fresh
         || st.waiting > 0
-        || st.lingering > 0
+        || !st.lingering.is_empty()
         || index.entities.get(st.slot as usize) != Some(&st.observer)
         || index.touches.is_touched(st.slot)
 }
@@ -463,6 +512,20 @@ fn needs_look(st: &Owned, index: &AoiIndex) -> bool {
 /// names its entity until the next update).
 fn target_slot(index: &AoiIndex, sn: &Shown, t: u32) -> Option<u32> {
     (index.entities.get(t as usize) == Some(&sn.target)).then_some(t)
+}
+
+/// Which of owned observer `st`'s shown targets its pass judges this update (asked before the
+/// pass looks its slots up again): every one unless it is quiet ([`is_quiet`]); else its changed
+/// and lingering ones, its changed ones being its seers, unless the index renumbered since its
+/// last pass (the slots it knows are stale) or a target changed that no seer names.
+fn judging(st: &Owned, index: &AoiIndex) -> Judged {
+    if !is_quiet(st, index) {
+        Judged::Every
+    } else if st.renumbers == index.renumbers() && !index.touches.touched_everyone() {
+        Judged::Seers
+    } else {
+        Judged::Walked
+    }
 }
 
 /// Whether owned observer `st` is quiet this update: it is in the slot it knows (not freed, not

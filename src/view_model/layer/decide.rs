@@ -16,6 +16,19 @@ use crate::{
     visibility::{ObserverState, dist2, rect_r2, sees, within},
 };
 
+/// Which of an owned observer's shown targets its pass judges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Judged {
+    /// Every one: it or its view changed, or targets wait for its budget.
+    Every,
+    /// A quiet observer's changed and lingering ones, found by walking its list and what it shows
+    /// ([`Pass::mark_listed`], [`Pass::unchanged_run`]).
+    Walked,
+    /// A quiet observer's changed and lingering ones, marked from its seers and `Owned::lingering`
+    /// ([`Pass::mark_seers`]) without reading its list.
+    Seers,
+}
+
 /// An owned observer's view as the layer's rules read it.
 struct LayerView<'a> {
     /// The observer's position.
@@ -85,11 +98,11 @@ impl<'a> LayerView<'a> {
 }
 
 impl Pass {
-    /// One update of owned observer `st` (slot `s`, its list marked by
-    /// [`Self::mark_listed`]) that keeps a view-model component; its set is written when anything
-    /// it shows changed: here when the pass has its `set`, else at the serial end
-    /// ([`Left::Write`]). `quiet`: neither it nor its view changed and nothing waits for its
-    /// budget, so only its changed and lingering targets are looked at
+    /// One update of owned observer `st` (slot `s`, its list marked by [`Self::mark_listed`] or
+    /// its seers by [`Self::mark_seers`]) that keeps a view-model component; its set is written
+    /// when anything it shows changed: here when the pass has its `set`, else at the serial end
+    /// ([`Left::Write`]). Unless `judged` is [`Judged::Every`], neither it nor its view changed
+    /// and nothing waits for its budget, so only its changed and lingering targets are looked at
     /// ([`Self::hold_linger_or_leave`]).
     pub(super) fn decide(
         &mut self,
@@ -98,16 +111,16 @@ impl Pass {
         index: &AoiIndex,
         parts: &ViewParts,
         set: Option<Mut<InterestSet>>,
-        quiet: bool,
+        judged: Judged,
     ) {
         let tiered = parts.4.is_some();
         let view = LayerView::of(parts, index.slots[s as usize].p);
-        let (held, lingering, retiered, left) = self.hold_linger_or_leave(st, s, index, &view, quiet);
+        let (held, retiered, left) = self.hold_linger_or_leave(st, s, index, &view, judged);
         let mut dirty = st.fresh | retiered | left;
         dirty |= self.admit(st, s, index, &view);
         st.fresh = false;
         self.totals.waiting += st.waiting as usize;
-        (st.held, st.lingering) = (held, lingering);
+        st.held = held;
         self.totals.held += held as usize;
         if dirty {
             match set {
@@ -122,27 +135,34 @@ impl Pass {
     /// beyond the view itself) and may change tier; one not found lingers while its rules allow
     /// and `linger_ticks` last, or leaves (its message recorded, its entry dropped). Then the
     /// listed targets not shown and within the view become candidates, in list order. Returns
-    /// how many are held and lingering, and whether a tier changed or a target left.
+    /// how many are held (those lingering are left in `st.lingering`), and whether a tier changed
+    /// or a target left.
     ///
-    /// For a `quiet` observer (its list marked only where the targets changed, unless some
-    /// linger) a target that did not change and is listed is kept as it is: with both ends where
-    /// they were and the same rules it was listed last update too, so found, and every test above
-    /// gives what it gave then (the tier too: `next_tier` returns the tier it is given at the same
-    /// distance); nothing waits, so only changed targets can be new candidates. Where few
-    /// entities move, that skips loading nearly every shown target's state and slot, the pass's
-    /// largest cost.
+    /// For a quiet observer (`judged` not [`Judged::Every`]: its list marked only where the
+    /// targets changed, unless some linger) a target that did not change and is listed is kept
+    /// as it is: with both ends where they were and the same rules it was listed last update too,
+    /// so found, and every test above gives what it gave then (the tier too: `next_tier` returns
+    /// the tier it is given at the same distance); nothing waits, so only changed targets can be
+    /// new candidates. Where few entities move, that skips loading nearly every shown target's
+    /// state and slot, the pass's largest cost; with [`Judged::Seers`] its list is not read
+    /// either (its changed targets are its seers, [`Self::mark_seers`]).
     fn hold_linger_or_leave(
         &mut self,
         st: &mut Owned,
         s: u32,
         index: &AoiIndex,
         view: &LayerView,
-        quiet: bool,
-    ) -> (u32, u32, bool, bool) {
+        judged: Judged,
+    ) -> (u32, bool, bool) {
+        let (quiet, by_seers) = (judged != Judged::Every, judged == Judged::Seers);
+        // Those lingering now are gathered apart and kept at the end (pushing onto the observer's
+        // own list in the loop made the compiler reload its other buffers after every push).
+        let lingered = !st.lingering.is_empty();
+        self.lingering.clear();
         // A quiet observer's count starts from the last update's: what it keeps as it is holds
         // as it held, and each target looked at is taken out of the count, then counted again.
         let mut held = if quiet { st.held } else { 0 };
-        let (mut lingering, mut retiered, mut left) = (0u32, false, false);
+        let (mut retiered, mut left) = (false, false);
         // What decides whether a target not found may linger: the rules, not the distance.
         let o = &index.slots[s as usize];
         let rules_only = ObserverState {
@@ -157,7 +177,7 @@ impl Pass {
             if quiet {
                 // The targets up to the next one to judge are kept as they are (moved down only
                 // after a target left).
-                let end = i + self.unchanged_run(&st.shown_slots[i..], index, st.lingering > 0);
+                let end = i + self.unchanged_run(&st.shown_slots[i..], index, by_seers, lingered);
                 if kept != i {
                     st.shown.copy_within(i..end, kept);
                     st.shown_slots.copy_within(i..end, kept);
@@ -207,7 +227,7 @@ impl Pass {
                 if let Some(ts) = ts.filter(|_| allowed && sn.linger <= view.linger) {
                     sn.held = true;
                     held += 1;
-                    lingering += 1;
+                    self.lingering.push(t);
                     let tier = view.next_tier(sn.tier, ts.p);
                     retiered |= retier(&mut self.tier_changes, st.observer, &mut sn, tier);
                 } else {
@@ -223,6 +243,8 @@ impl Pass {
         }
         st.shown.truncate(kept);
         st.shown_slots.truncate(kept);
+        st.lingering.clear();
+        st.lingering.extend_from_slice(&self.lingering);
         self.candidates.clear();
         let changed_listed = core::mem::take(&mut self.changed_listed);
         let listed = if quiet {
@@ -241,19 +263,26 @@ impl Pass {
             }
         }
         self.changed_listed = changed_listed;
-        (held, lingering, retiered, left)
+        (held, retiered, left)
     }
 
     /// How many of a quiet observer's shown targets of slots `slots` (from where its pass is)
-    /// come before the next one to judge: one that changed ([`Touches::is_changed`]), or (with
-    /// targets `lingering`) one not listed. A tight loop over 4 bytes a target.
+    /// come before the next one to judge: `by_seers` ([`Judged::Seers`]), one its seers or its
+    /// lingering targets marked ([`Self::to_judge`]); else one that changed
+    /// ([`Touches::is_changed`]), or (with targets `lingering`) one not listed. A tight loop over
+    /// 4 bytes a target.
     ///
     /// [`Touches::is_changed`]: crate::index::Touches::is_changed
-    fn unchanged_run(&self, slots: &[u32], index: &AoiIndex, lingering: bool) -> usize {
-        let touches = &index.touches;
-        // Listed: with nothing lingering, every shown target was listed last update.
-        let judged = |&t: &u32| t == NO_SLOT || touches.is_changed(t) || (lingering && !self.listed_only(t));
-        slots.iter().position(judged).unwrap_or(slots.len())
+    fn unchanged_run(&self, slots: &[u32], index: &AoiIndex, by_seers: bool, lingering: bool) -> usize {
+        let found = if by_seers {
+            slots.iter().position(|&t| t == NO_SLOT || self.to_judge(t))
+        } else {
+            let touches = &index.touches;
+            // Listed: with nothing lingering, every shown target was listed last update.
+            let judge = |&t: &u32| t == NO_SLOT || touches.is_changed(t) || (lingering && !self.listed_only(t));
+            slots.iter().position(judge)
+        };
+        found.unwrap_or(slots.len())
     }
 
     /// The nearest candidates enter, up to the budget, nearest first (in list order without a

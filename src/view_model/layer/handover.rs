@@ -35,7 +35,7 @@ impl ViewLayer {
                 waiting: 0,
                 waited: Vec::new(),
                 held: 0,
-                lingering: 0,
+                lingering: Vec::new(),
                 slot: NO_SLOT,
                 renumbers: usize::MAX,
                 fresh: true,

@@ -1,8 +1,16 @@
 //! The marks of one observer's pass: its list's slots marked as listed, its shown targets found
-//! among them, and what is left listed only (the candidates to enter).
+//! among them, and what is left listed only (the candidates to enter). A quiet observer's are
+//! marked from its seers instead ([`Pass::mark_seers`]).
 
-use super::{NO_SLOT, Pass};
-use crate::index::Touches;
+use super::{NO_SLOT, Owned, Pass};
+use crate::index::{AoiIndex, Touches};
+
+/// Each observer's pass takes the next four mark values: `epoch` listed and not yet found, `+ 1`
+/// found ([`Pass::find_listed`]), `+ 2` to be judged but not listed ([`Pass::mark_seers`]).
+const EPOCH_STEP: u32 = 4;
+
+/// A mark's offset from the pass's epoch for a target to judge that is not listed.
+const UNLISTED: u32 = 2;
 
 impl Pass {
     /// Starts an observer's pass: marks the slots of its `list` as listed. For a quiet observer
@@ -10,13 +18,7 @@ impl Pass {
     /// targets are also kept, in list order, in `changed_listed`, and only they are marked while
     /// nothing lingers (a lingering target is told from the others by not being listed).
     pub(super) fn mark_listed(&mut self, list: &[u32], quiet: Option<(&Touches, bool)>) {
-        self.epoch = self.epoch.wrapping_add(2);
-        if self.epoch < 2 {
-            // Wrapped: no stale mark may match (0 and 1 are never an epoch).
-            self.marks.iter_mut().for_each(|m| *m = 0);
-            self.epoch = 2;
-        }
-        self.changed_listed.clear();
+        self.next_epoch();
         match quiet {
             None => {
                 for &t in list {
@@ -34,6 +36,92 @@ impl Pass {
                 }
             }
         }
+    }
+
+    /// Starts an observer's pass over its seers `seers` ([`SeersByObserver`]) instead of its list,
+    /// for a quiet observer `st`: a changed target that it sees now is marked as listed and kept
+    /// in `changed_listed` (in the seers' order); one that it saw and no longer sees, and a
+    /// target lingering (`st.lingering`: not listed unless it changed, and then a seer), are
+    /// marked to be judged ([`Self::to_judge`]). Those are the only targets whose judgement can
+    /// differ from the last update's ([`Pass::decide`]), and the list is not read.
+    ///
+    /// [`SeersByObserver`]: super::SeersByObserver
+    pub(super) fn mark_seers(&mut self, st: &Owned, seers: &[(u32, bool)], index: &AoiIndex) {
+        self.next_epoch();
+        let (listed, unlisted) = (self.epoch, self.epoch + UNLISTED);
+        for &(t, sees_now) in seers {
+            let mark = &mut self.marks[t as usize];
+            debug_assert!(
+                *mark != listed && *mark != unlisted,
+                "the scans should name target slot {t} once among an observer's seers"
+            );
+            if sees_now {
+                *mark = listed;
+                self.changed_listed.push(t);
+            } else {
+                *mark = unlisted;
+            }
+        }
+        for &t in &st.lingering {
+            let mark = &mut self.marks[t as usize];
+            if *mark != listed {
+                *mark = unlisted;
+            }
+        }
+        #[cfg(debug_assertions)]
+        self.check_seers(st, index);
+        #[cfg(not(debug_assertions))]
+        let _ = index;
+    }
+
+    /// After [`Self::mark_seers`]: whether shown target slot `t` is to be judged (it changed, or it
+    /// lingers), before it is found.
+    #[inline]
+    pub(super) fn to_judge(&self, t: u32) -> bool {
+        let mark = self.marks[t as usize];
+        mark == self.epoch || mark == self.epoch + UNLISTED
+    }
+
+    /// Debug builds: [`Self::mark_seers`] marked to be judged every shown target that the walk
+    /// over the list and the shown targets ([`Self::mark_listed`], [`Pass::decide`]) would judge
+    /// (one that changed, other than a change that left it as it was as a target, not on the
+    /// update's shortlist, or one not listed), and as listed exactly the seers in the list.
+    #[cfg(debug_assertions)]
+    fn check_seers(&self, st: &Owned, index: &AoiIndex) {
+        let touches = &index.touches;
+        let list = &index.lists[st.slot as usize];
+        for &t in list
+            .iter()
+            .filter(|&&t| touches.is_changed(t) && touches.was_shortlisted(t))
+        {
+            assert!(
+                self.changed_listed.contains(&t),
+                "listed target slot {t} changed: it should be among the observer's seers"
+            );
+        }
+        for &t in &st.shown_slots {
+            let changed = t == NO_SLOT || (touches.is_changed(t) && touches.was_shortlisted(t));
+            if changed || !list.contains(&t) {
+                assert!(
+                    t != NO_SLOT && self.to_judge(t),
+                    "shown target slot {t} changed or is not listed: it should be judged"
+                );
+            }
+        }
+        for &t in &self.changed_listed {
+            assert!(list.contains(&t), "seer slot {t} is seen now: it should be in the list");
+        }
+    }
+
+    /// A fresh mark for the next observer's pass; no changed targets kept yet.
+    fn next_epoch(&mut self) {
+        self.epoch = self.epoch.wrapping_add(EPOCH_STEP);
+        if self.epoch < EPOCH_STEP {
+            // Wrapped: no stale mark may match (0 to 3 are never an epoch's).
+            self.marks.iter_mut().for_each(|m| *m = 0);
+            self.epoch = EPOCH_STEP;
+        }
+        self.changed_listed.clear();
     }
 
     /// Whether the shown target of slot `t` is in the list marked by [`Self::mark_listed`]
