@@ -10,9 +10,9 @@ use crate::slot::Slot;
 /// come out of the layer's pass unchanged, so the layer skips it: a world where few entities
 /// move costs the layer only the observers around them.
 ///
-/// Marked only while the layer owns some slot ([`AoiIndex::owned`](super::AoiIndex)); the scans
-/// mark from several tasks at once (relaxed atomic stores of one value: the outcome is a set,
-/// whatever the order).
+/// Marked only while the layer owns some slot ([`AoiIndex::owned`](super::AoiIndex)), and by the
+/// scans only for the slots it owns, with the [`Seer`]s they record; the scans mark from several
+/// tasks at once (relaxed atomic stores of one value: the outcome is a set, whatever the order).
 #[derive(Default)]
 pub(crate) struct Touches {
     /// Per slot: the update it was last touched in.
@@ -149,8 +149,8 @@ impl Touches {
 }
 
 /// A changed target that an unchanged observer the view layer owns saw at the start of the update
-/// or sees now, as the target scans judged the pair: each such pair is recorded once (and the
-/// observer touched). The layer's pass over such an observer looks only at these targets
+/// or sees now, as the target scans (or a flip scan judging as a target) judged the pair: each
+/// such pair is recorded once (and the observer touched). The layer's pass over such an observer looks only at these targets
 /// ([`crate::view_model::layer`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Seer {

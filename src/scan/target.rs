@@ -232,7 +232,8 @@ pub(super) fn judge_into<'a>(
 /// Records `seer` if the view layer owns its observer and the observer did not change, and
 /// touches the observer: the layer looks at no other observer, and one that changed is touched
 /// already ([`Touches::change`]) and judges every target it shows. Out of line, so the scans'
-/// loops stay as they were without it.
+/// loops stay as they were without it (`headless_simulation` 50k, no view-model component,
+/// callgrind: 99.4 M instructions an update before seers, 99.6 M after).
 #[inline(never)]
 fn record_seer(touches: &Touches, seers: &mut Vec<Seer>, seer: Seer) {
     if touches.is_owned(seer.observer) && !touches.is_changed(seer.observer) {

@@ -147,7 +147,7 @@ struct Pass {
     /// Per slot, in the pass over one observer: `epoch` while the slot is in its list and not
     /// found among its shown targets, `epoch + 1` once found there; older values mean neither.
     marks: Vec<u32>,
-    /// This observer's mark (even, from 2; advanced by 2 each observer).
+    /// This observer's mark (a multiple of 4, advanced by 4 each observer: `marks.rs`).
     epoch: u32,
     /// A quiet observer's changed listed targets, in list order ([`Self::mark_listed`]), or in
     /// its seers' order ([`Self::mark_seers`]).
@@ -383,8 +383,8 @@ impl Pass {
                 crate::prefetch::prefetch(&next.shown_slots);
                 crate::prefetch::prefetch(&next.shown);
                 // Its list, unless it did not change: then its pass most likely reads its seers
-                // and its lingering targets instead ([`judging`], which cost 5% more
-                // instructions in this loop where everyone moves, `scenario` uniform 10k).
+                // and its lingering targets instead (asking [`judging`] itself here made the pass
+                // run 5% more instructions where everyone moves, `scenario` uniform 10k).
                 if index.entities.get(next.slot as usize) == Some(&next.observer)
                     && !index.touches.is_changed(next.slot)
                 {
