@@ -111,6 +111,12 @@ impl Pass {
         for &t in &self.changed_listed {
             assert!(list.contains(&t), "seer slot {t} is seen now: it should be in the list");
         }
+        for &t in list {
+            assert!(
+                self.marks[t as usize] != self.epoch + UNLISTED,
+                "listed slot {t} is marked as no longer seen (or lingering): it should not be listed"
+            );
+        }
     }
 
     /// A fresh mark for the next observer's pass; no changed targets kept yet.
