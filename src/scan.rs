@@ -56,8 +56,9 @@ pub(crate) struct TaskBuffers {
     /// They join the target scans' results, whose lists they edit.
     pub clean_enters: Enters,
     pub clean_leaves: Vec<(u32, u32)>,
-    /// For the view layer, while it owns some slot: the observers that saw a changed target at
-    /// either time, as its target scan or its flip scan as a target judged them.
+    /// For the view layer, while it owns some slot: the observers it owns that did not change and
+    /// saw a changed target at either time, as its target scan or its flip scan as a target
+    /// judged them.
     pub seers: Vec<Seer>,
     /// The runs with flips of a batch of flip scans, by observer ([`flip_scan_batch`]).
     flip_runs: Vec<FlipRun>,

@@ -382,12 +382,9 @@ impl Pass {
                 let next = &run[i + 1];
                 crate::prefetch::prefetch(&next.shown_slots);
                 crate::prefetch::prefetch(&next.shown);
-                // Its list, unless it did not change: then its pass most likely reads its seers
-                // and its lingering targets instead (asking [`judging`] itself here made the pass
-                // run 5% more instructions where everyone moves, `scenario` uniform 10k).
-                if index.entities.get(next.slot as usize) == Some(&next.observer)
-                    && !index.touches.is_changed(next.slot)
-                {
+                // Its list, unless it is quiet: then its pass reads its seers and its lingering
+                // targets instead (unless the index renumbered since, [`judging`]).
+                if is_quiet(next, index) {
                     prefetch_seers(seers, next);
                 } else if let Some(list) = index.lists.get(next.slot as usize) {
                     crate::prefetch::prefetch(list);
