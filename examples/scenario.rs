@@ -10,7 +10,9 @@
 //! `moving5`), `--entities`, `--ticks`, `--no-aoi` (movement only), `--single-thread`,
 //! `--index`, `--no-sets` (`AoiPlugin::interest_sets` `false`), view-model features on every
 //! observer (`--hysteresis MARGIN`, `--budget N`, `--tiers`), and the mixed-radii workload's big
-//! observers (`--towers K --tower-radius R`, standing, or walking with `--towers-walk`).
+//! observers (`--towers K --tower-radius R`, standing, or walking with `--towers-walk`); and
+//! between updates, untimed, `--evict-mib N` (caches made cold, as the bench report's baselines
+//! leave them) and `--pause-ms N` (a sleep, as a server's between ticks).
 
 #[path = "../benches/workload.rs"]
 mod workload;
@@ -77,6 +79,13 @@ struct Args {
     /// `AoiPlugin::cell_size`: a fixed cell side in world units (`CellSize::Auto` without it).
     #[arg(long, value_parser = parse_side)]
     cell_size: Option<f32>,
+    /// Writes this many MiB between updates, untimed, so that each update starts with cold
+    /// caches, as in the bench report (where the baselines run between the AOI's updates).
+    #[arg(long, default_value_t = 0)]
+    evict_mib: usize,
+    /// Sleeps this many milliseconds between updates, untimed (as a server between ticks).
+    #[arg(long, default_value_t = 0)]
+    pause_ms: u64,
 }
 
 fn parse_kind(s: &str) -> Result<workload::Kind, String> {
@@ -125,14 +134,26 @@ fn main() {
         busy_cell_share: args.busy_cell_share,
         ..Default::default()
     });
-    let start = Instant::now();
+    let mut evict = vec![0u8; args.evict_mib << 20];
+    let mut per_tick = 0.0;
     let mut times = Vec::with_capacity(args.ticks);
-    for _ in 0..args.ticks {
+    for tick in 0..args.ticks {
+        if !evict.is_empty() {
+            // A load and a store a cache line (a `fill` becomes a `memset` whose non-temporal
+            // stores pass the caches by).
+            for line in evict.chunks_mut(64) {
+                line[0] = line[0].wrapping_add(1);
+            }
+            std::hint::black_box(&mut evict);
+        }
+        if args.pause_ms > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(args.pause_ms));
+        }
         let t = Instant::now();
         app.update();
         times.push(t.elapsed().as_secs_f64() * 1e3);
+        per_tick += times[tick] / args.ticks as f64;
     }
-    let per_tick = start.elapsed().as_secs_f64() * 1e3 / args.ticks as f64;
     // The first update builds everything; the steady state is the median of the others.
     let mut steady = times.get(1..).unwrap_or_default().to_vec();
     steady.sort_by(f64::total_cmp);
