@@ -4,10 +4,11 @@
 //! other, with its view grown by its hysteresis margin, but the pair engine leaves its
 //! `InterestSet`, its messages and its `Watched` counts to this layer. Every update the layer
 //! walks each owned observer's index list (what the grown view sees, every rule applied; of a
-//! quiet one only the changed targets, below) and what it showed last update, and decides with the rules of [`crate::view_model`]: holds,
-//! lingers, leaves, enters under the budget, tiers. An observer that gains a view-model
-//! component is handed over with the set it had; one that loses them all gets the plain set
-//! back (only the differences as messages), and is the engine's again from the next update.
+//! quiet one only the changed targets, below) and what it showed last update, and decides with
+//! the rules of [`crate::view_model`]: holds, lingers, leaves, enters under the budget, tiers.
+//! An observer that gains a view-model component is handed over with the set it had; one that
+//! loses them all gets the plain set back (only the differences as messages), and is the
+//! engine's again from the next update.
 //!
 //! Cost per update: `O(list + shown)` per owned observer the update touched ([`Touches`]: it or
 //! a target it sees changed) or that has targets lingering or waiting, plus sorting its entering
@@ -32,10 +33,12 @@
 //! instructions an update; three runs 7.1–8.1 → 6.6–6.9 ms on one thread, 3.8–4.1 → 3.5–3.6 on
 //! two.
 //!
-//! Here: the layer's state, its system and each observer's pass; the decisions for an observer
-//! that keeps a view-model component in [`decide`], the marks that match its list (or its seers,
-//! sorted by observer in [`seers`]) with what it shows in [`marks`], writing the sets in [`sets`], hand-overs in [`handover`], the update's
-//! messages as the passes left them in [`messages`].
+//! Here: the layer's state, its system and the serial end of its update; each observer's pass
+//! (which observers are looked at, and how each is judged) in [`look`], the decisions for an
+//! observer that keeps a view-model component in [`decide`], the marks that match its list (or
+//! its seers, sorted by observer in [`seers`]) with what it shows in [`marks`], writing the sets
+//! in [`sets`], hand-overs in [`handover`], the update's messages as the passes left them in
+//! [`messages`].
 //!
 //! [`Touches`]: crate::index::Touches
 //! [`Seer`]: crate::index::Seer
@@ -57,12 +60,13 @@ use crate::{
 
 mod decide;
 mod handover;
+mod look;
 mod marks;
 mod messages;
 mod seers;
 mod sets;
 
-use decide::{Judged, enter_reason};
+use decide::enter_reason;
 use seers::SeersByObserver;
 use sets::{assign_shown, write_set};
 
@@ -360,105 +364,6 @@ impl Pass {
         self.left_for_serial_end += 1;
     }
 
-    /// Looks at each owned observer of `run` that needs it ([`needs_look`]).
-    fn look_at(
-        &mut self,
-        run: &mut [Owned],
-        index: &AoiIndex,
-        seers: &SeersByObserver,
-        mut observers: Access,
-        counts: Option<&WatchTracker>,
-    ) {
-        // Whether the observers are looked at ([`needs_look`]), known two ahead so that the
-        // next one's data is asked for without waiting on the answer.
-        let looked_at = |run: &[Owned], k: usize| run.get(k).is_some_and(|st| needs_look(st, index));
-        let (mut this_one, mut next_one) = (looked_at(run, 0), looked_at(run, 1));
-        for i in 0..run.len() {
-            // The next observer's shown targets and list, asked for while this one is decided
-            // if it will be looked at (its `shown` is the pass's largest read: 16 bytes a
-            // target, of which a quiet observer reads only its changed targets'). Asked for
-            // every observer, they made an update where nothing moved about 2.5 times slower.
-            if next_one {
-                let next = &run[i + 1];
-                crate::prefetch::prefetch(&next.shown_slots);
-                crate::prefetch::prefetch(&next.shown);
-                // Its list, unless it is quiet: then its pass reads its seers and its lingering
-                // targets instead (unless the index renumbered since, [`judging`]).
-                if is_quiet(next, index) {
-                    prefetch_seers(seers, next);
-                } else if let Some(list) = index.lists.get(next.slot as usize) {
-                    crate::prefetch::prefetch(list);
-                }
-            }
-            let after_next = looked_at(run, i + 2);
-            let st = &mut run[i];
-            let looked = this_one;
-            (this_one, next_one) = (next_one, after_next);
-            if !looked {
-                // Nothing it sees moved or changed: the pass would leave it as it is.
-                self.totals.held += st.held as usize;
-                continue;
-            }
-            self.evaluate(st, index, seers, observers.reborrow(), counts);
-        }
-    }
-
-    /// One owned observer's update; what is left for the serial end goes in `st.left`.
-    fn evaluate(
-        &mut self,
-        st: &mut Owned,
-        index: &AoiIndex,
-        seers: &SeersByObserver,
-        observers: Access,
-        counts: Option<&WatchTracker>,
-    ) {
-        let judged = judging(st, index);
-        // Slots only change meaning when the index renumbers them (a freed slot is reused from
-        // the next update on, by when its target has left here).
-        if st.renumbers != index.renumbers() {
-            st.renumbers = index.renumbers();
-            for (slot, sn) in st.shown_slots.iter_mut().zip(&st.shown) {
-                *slot = index.slot_of(sn.target).unwrap_or(NO_SLOT);
-            }
-        }
-        st.slot = index.slot_of(st.observer).unwrap_or(NO_SLOT);
-        let slot = (st.slot != NO_SLOT && index.slots[st.slot as usize].is_observer()).then_some(st.slot);
-        let o = slot.map(|s| &index.slots[s as usize]);
-        // Counting follows the observer's layers now: recount what it shows if they changed.
-        if let Some(w) = counts {
-            let counted = o.is_some_and(|o| w.counts(o.rules.member));
-            if counted != st.counted {
-                self.watch_edits.extend(st.shown.iter().map(|sn| (sn.target, counted)));
-                st.counted = counted;
-            }
-        }
-        // Its view components, and its set when this pass writes it.
-        let item = match observers {
-            Access::Shared(q) => q
-                .get(st.observer)
-                .ok()
-                .map(|(a, b, c, d, e, _, _)| ((a, b, c, d, e), None)),
-            Access::Exclusive(q) => {
-                (q.get_mut(st.observer).ok()).map(|(a, b, c, d, e, set, _)| ((a, b, c, d, e), Some(set)))
-            }
-        };
-        let (Some(s), Some(o), Some((parts, set))) = (slot, o, item) else {
-            self.leave_for_serial_end(st, Left::Stop);
-            return;
-        };
-        if !o.layered() {
-            self.leave_for_serial_end(st, Left::HandBack(s));
-            return;
-        }
-        if judged == Judged::Seers {
-            self.mark_seers(st, seers.of(s), index);
-        } else {
-            let marking = (judged == Judged::Walked).then_some((&index.touches, !st.lingering.is_empty()));
-            self.mark_listed(&index.lists[s as usize], marking);
-        }
-        self.decide(st, s, index, &parts, set, judged);
-    }
-
     /// Records `sn` leaving `observer`'s view (uncounting it when `counted`).
     fn leave(&mut self, observer: Entity, sn: &Shown, reason: LeaveReason, counted: bool) {
         self.leaves.push(LeaveView {
@@ -484,55 +389,8 @@ impl ViewLayer {
     }
 }
 
-/// Hints the CPU to bring owned observer `st`'s seers and lingering targets into cache. Out of
-/// line: inlined, the pass ran 4% more instructions where everyone moves (`scenario`
-/// uniform 10k with `--hysteresis 10`, callgrind), where it is never called.
-#[inline(never)]
-fn prefetch_seers(seers: &SeersByObserver, st: &Owned) {
-    crate::prefetch::prefetch(seers.of(st.slot));
-    crate::prefetch::prefetch(&st.lingering);
-}
-
-/// Whether the layer must look at owned observer `st` this update: something touched it (see
-/// [`Touches`](crate::index::Touches)), or it has targets lingering or waiting, or it is new
-/// here, or its slot is not the one it knows (freed, or renumbered: then the slots of what it
-/// shows are looked up again when it is next looked at).
-fn needs_look(st: &Owned, index: &AoiIndex) -> bool {
-    st.fresh
-        || st.waiting > 0
-        || !st.lingering.is_empty()
-        || index.entities.get(st.slot as usize) != Some(&st.observer)
-        || index.touches.is_touched(st.slot)
-}
-
 /// The slot of shown target `sn`, known as `t`, while the index tracks it (a freed slot still
 /// names its entity until the next update).
 fn target_slot(index: &AoiIndex, sn: &Shown, t: u32) -> Option<u32> {
     (index.entities.get(t as usize) == Some(&sn.target)).then_some(t)
-}
-
-/// Which of owned observer `st`'s shown targets its pass judges this update (asked before the
-/// pass looks its slots up again): every one unless it is quiet ([`is_quiet`]); else its changed
-/// and lingering ones, its changed ones being its seers, unless the index renumbered since its
-/// last pass (the slots it knows are stale) or a target changed that no seer names.
-fn judging(st: &Owned, index: &AoiIndex) -> Judged {
-    if !is_quiet(st, index) {
-        Judged::Every
-    } else if st.renumbers == index.renumbers() && !index.touches.touched_everyone() {
-        Judged::Seers
-    } else {
-        Judged::Walked
-    }
-}
-
-/// Whether owned observer `st` is quiet this update: it is in the slot it knows (not freed, not
-/// moved by a renumbering), it did not change (nor did its view-model components), it is not new
-/// here, and no target waits for its budget. Then only its changed targets
-/// ([`Touches::is_changed`](crate::index::Touches::is_changed)) and those lingering can come out
-/// of its pass differently from the last update.
-fn is_quiet(st: &Owned, index: &AoiIndex) -> bool {
-    !st.fresh
-        && st.waiting == 0
-        && index.entities.get(st.slot as usize) == Some(&st.observer)
-        && !index.touches.is_changed(st.slot)
 }
