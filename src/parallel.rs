@@ -1,7 +1,21 @@
 //! Running work on the compute task pool in a fixed split, so results never depend on the
-//! thread count: [`join`] for two halves, [`run_jobs`] for a list of jobs.
+//! thread count: [`task_pool`] when the settings allow it, [`join`] for two halves, [`run_jobs`]
+//! for a list of jobs.
 
-use bevy_tasks::TaskPool;
+use bevy_tasks::{ComputeTaskPool, TaskPool};
+
+use crate::settings::AoiSettings;
+
+/// Bevy's compute pool when the settings allow spreading work over it and it has a second
+/// thread.
+pub(crate) fn task_pool(settings: &AoiSettings) -> Option<&'static TaskPool> {
+    let pool = if settings.parallel && cfg!(feature = "multi_threaded") {
+        ComputeTaskPool::try_get().map(|p| &**p)
+    } else {
+        None
+    };
+    pool.filter(|p| p.thread_num() > 1)
+}
 
 /// Runs `a` and `b`, at once on `pool` (`b` on the calling thread) or one after the other
 /// without one; their results.

@@ -1,14 +1,13 @@
 //! The systems the plugin schedules, one per [`AoiSystems`](crate::AoiSystems) step.
 
 use bevy_ecs::{prelude::*, query::QueryItem};
-use bevy_tasks::{ComputeTaskPool, TaskPool};
 
 use crate::{
     components::{PendingRemovals, Position, ViewRange, ViewRect},
     index::AoiIndex,
     interest::{AoiPairEngine, PairEngine, Parallelism, Sets},
     messages::{EnterReason, EnterView, LeaveReason, LeaveView, TierChanged},
-    parallel::join,
+    parallel::{join, task_pool},
     prefetch::AHEAD,
     rules::{AoiInstance, AoiLayers, AoiVisibility, PendingWatchers, Watchers},
     settings::{AoiSettings, AoiStats},
@@ -352,17 +351,6 @@ fn write_engine_leaves(
 /// Enters and leaves are written at once (to their own message buffers, each in its order) when
 /// both have at least this many: below, waking a second thread costs more than it saves.
 const SPLIT_MESSAGES_FROM: usize = 4096;
-
-/// Bevy's compute pool when the settings allow spreading work over it and it has a second
-/// thread.
-pub(crate) fn task_pool(settings: &AoiSettings) -> Option<&'static TaskPool> {
-    let pool = if settings.parallel && cfg!(feature = "multi_threaded") {
-        ComputeTaskPool::try_get().map(|p| &**p)
-    } else {
-        None
-    };
-    pool.filter(|p| p.thread_num() > 1)
-}
 
 /// Keeps [`Watchers`] in step with this update's messages, and fills newly added ones from the
 /// index (a scan around the target, or its instance for an `Always` target).

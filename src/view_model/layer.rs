@@ -51,9 +51,8 @@ use crate::{
     index::AoiIndex,
     interest::AoiPairEngine,
     messages::{EnterView, LeaveReason, LeaveView, TierChanged},
-    parallel::run_jobs,
+    parallel::{run_jobs, task_pool},
     settings::{AoiSettings, AoiStats},
-    systems::task_pool,
     view_model::{EnterBudget, ViewHysteresis, ViewTiers},
     watch::WatchTracker,
 };
