@@ -79,10 +79,10 @@ struct Args {
     /// `AoiPlugin::cell_size`: a fixed cell side in world units (`CellSize::Auto` without it).
     #[arg(long, value_parser = parse_side)]
     cell_size: Option<f32>,
-    /// Writes this many MiB between updates, untimed, so that each update starts with cold
-    /// caches, as in the bench report (where the baselines run between the AOI's updates).
-    #[arg(long, default_value_t = 0)]
-    evict_mib: usize,
+    /// Reads and writes this many MiB between updates, untimed, so that each update starts cold
+    /// (its data out of the caches), as in the bench report, whose baselines run in between.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(..=16384))]
+    evict_mib: u32,
     /// Sleeps this many milliseconds between updates, untimed (as a server between ticks).
     #[arg(long, default_value_t = 0)]
     pause_ms: u64,
@@ -134,7 +134,7 @@ fn main() {
         busy_cell_share: args.busy_cell_share,
         ..Default::default()
     });
-    let mut evict = vec![0u8; args.evict_mib << 20];
+    let mut evict = vec![0u8; (args.evict_mib as usize) << 20];
     let mut per_tick = 0.0;
     let mut times = Vec::with_capacity(args.ticks);
     for tick in 0..args.ticks {
