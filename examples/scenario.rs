@@ -11,8 +11,8 @@
 //! `--index`, `--no-sets` (`AoiPlugin::interest_sets` `false`), view-model features on every
 //! observer (`--hysteresis MARGIN`, `--budget N`, `--tiers`), and the mixed-radii workload's big
 //! observers (`--towers K --tower-radius R`, standing, or walking with `--towers-walk`); and
-//! between updates, untimed, `--evict-mib N` (caches made cold, as the bench report's baselines
-//! leave them) and `--pause-ms N` (a sleep, as a server's between ticks).
+//! between updates, untimed, `--evict-mib N` (the data pushed out of the caches, as the bench
+//! report's baselines also do) and `--pause-ms N` (a sleep, as a server's between ticks).
 
 #[path = "../benches/workload.rs"]
 mod workload;
@@ -79,8 +79,9 @@ struct Args {
     /// `AoiPlugin::cell_size`: a fixed cell side in world units (`CellSize::Auto` without it).
     #[arg(long, value_parser = parse_side)]
     cell_size: Option<f32>,
-    /// Reads and writes this many MiB between updates, untimed, so that each update starts cold
-    /// (its data out of the caches), as in the bench report, whose baselines run in between.
+    /// Reads and writes this many MiB between updates, untimed, so that each update finds its
+    /// data out of the caches (as the bench report's baselines also leave it; a sleep,
+    /// `--pause-ms`, comes nearer the report's slowdown).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(..=16384))]
     evict_mib: u32,
     /// Sleeps this many milliseconds between updates, untimed (as a server between ticks).
@@ -135,9 +136,8 @@ fn main() {
         ..Default::default()
     });
     let mut evict = vec![0u8; (args.evict_mib as usize) << 20];
-    let mut per_tick = 0.0;
     let mut times = Vec::with_capacity(args.ticks);
-    for tick in 0..args.ticks {
+    for _ in 0..args.ticks {
         if !evict.is_empty() {
             // A load and a store a cache line (a `fill` becomes a `memset` whose non-temporal
             // stores pass the caches by).
@@ -152,8 +152,8 @@ fn main() {
         let t = Instant::now();
         app.update();
         times.push(t.elapsed().as_secs_f64() * 1e3);
-        per_tick += times[tick] / args.ticks as f64;
     }
+    let per_tick = times.iter().sum::<f64>() / args.ticks as f64;
     // The first update builds everything; the steady state is the median of the others.
     let mut steady = times.get(1..).unwrap_or_default().to_vec();
     steady.sort_by(f64::total_cmp);

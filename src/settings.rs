@@ -33,8 +33,8 @@ pub struct AoiSettings {
     /// are short and far apart (a server idle between ticks), the pool's thread starts cold each
     /// time: on a 2-vCPU VM, 50k entities, a 30 ms sleep before each update, two threads ran
     /// 25% moving in 18.4 against 18.9 ms and 5% moving in 5.22 against 5.17 ms, where back to
-    /// back they gain 1.57× and 1.44× (all moving: 1.6× either way). Measure in your
-    /// deployment (`PERFORMANCE.md`, stop 51).
+    /// back they gain 1.57× and 1.44× (all moving still gained 1.6× after the sleep). Measure in
+    /// your deployment (`PERFORMANCE.md`, stop 51).
     pub parallel: bool,
     /// Updates with fewer changed entities than this run on one thread (and the view layer with
     /// fewer observers with view-model components): below a few hundred,
