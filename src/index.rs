@@ -92,8 +92,8 @@ pub(crate) struct AoiIndex {
     /// the scans do not ask which layers a cell's clean observers see
     /// ([`View::narrow_sees`](crate::scan::View::narrow_sees)).
     pub narrow_observers: usize,
-    /// Number of slots the view layer owns ([`Slot::owned`]): while 0 the engine has no owned
-    /// observers to skip.
+    /// Number of slots the view layer owns ([`Slot::owned`], changed with the flag by
+    /// [`Self::set_owned`]): while 0 the engine has no owned observers to skip.
     pub owned: usize,
     /// Entities that became owned this update, with the layers they were in before (what their
     /// shown targets were counted with for `Watched`).
@@ -247,14 +247,29 @@ impl AoiIndex {
     /// engine's again, and the reasons' records are forgotten.
     pub fn end_messages(&mut self) {
         self.forget_turns();
-        for s in self.released.drain(..) {
-            let slot = &mut self.slots[s as usize];
-            if slot.owned() {
-                slot.set_owned(false);
-                self.touches.set_owned(s, false);
-                self.owned -= 1;
-            }
+        let mut released = core::mem::take(&mut self.released);
+        for s in released.drain(..) {
+            self.set_owned(s, false);
         }
+        self.released = released;
+    }
+
+    /// Hands slot `s` to the view layer (`owned`) or gives it back to the engine: the slot's
+    /// flag, its bit in [`Touches`] and the count [`Self::owned`] change together. Whether it
+    /// changed hands (`false` when it already was so).
+    pub(crate) fn set_owned(&mut self, s: u32, owned: bool) -> bool {
+        let slot = &mut self.slots[s as usize];
+        if slot.owned() == owned {
+            return false;
+        }
+        slot.set_owned(owned);
+        self.touches.set_owned(s, owned);
+        if owned {
+            self.owned += 1;
+        } else {
+            self.owned -= 1;
+        }
+        true
     }
 
     /// The largest view radius among indexed observers that are not wide (0 if none): how far

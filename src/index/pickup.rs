@@ -58,14 +58,11 @@ impl AoiIndex {
             // Whatever changed (a component of the view model included), the layer looks.
             self.touches.change(s);
         }
-        let slot = &mut self.slots[s as usize];
-        if layered && !slot.owned() {
-            // The view layer takes it over from this update, with what it showed until now.
-            slot.set_owned(true);
-            self.touches.set_owned(s, true);
-            self.owned += 1;
-            self.newly_owned.push((entity, slot.rules.member));
+        // The view layer takes it over from this update, with what it showed until now.
+        if layered && self.set_owned(s, true) {
+            self.newly_owned.push((entity, self.slots[s as usize].rules.member));
         }
+        let slot = &mut self.slots[s as usize];
         if let Some(why) = problem
             && !slot.warned()
         {

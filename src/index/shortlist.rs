@@ -167,11 +167,7 @@ impl AoiIndex {
                     "a slot without Position should have left the grid"
                 );
                 let entity = self.entities[s];
-                if slot.owned() {
-                    slot.set_owned(false);
-                    self.touches.set_owned(s as u32, false);
-                    self.owned -= 1;
-                }
+                self.set_owned(s as u32, false);
                 self.by_entity.remove(entity);
                 // Free the buffer: a reused slot should not inherit another entity's capacity.
                 self.lists[s] = Vec::new();

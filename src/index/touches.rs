@@ -30,10 +30,11 @@ pub(crate) struct Touches {
     /// Whether any bit of `changed` is set.
     any_changed: bool,
     /// Per slot, one bit: whether the view layer owns it ([`Slot::owned`], kept beside the flag
-    /// by [`Self::set_owned`] and [`Self::owned_from`]): only owned observers' [`Seer`]s are
+    /// by [`AoiIndex::set_owned`] and [`Self::owned_from`]): only owned observers' [`Seer`]s are
     /// recorded, so an observer the layer does not own costs a bit test, not a record.
     ///
     /// [`Slot::owned`]: crate::slot::Slot::owned
+    /// [`AoiIndex::set_owned`]: super::AoiIndex::set_owned
     owned: Vec<u64>,
     /// Debug builds, per slot, one bit: whether it was put on this update's shortlist by change
     /// pickup (the view layer checks its seers against it).
@@ -101,7 +102,8 @@ impl Touches {
         self.shortlisted[s as usize / 64] & (1 << (s % 64)) != 0
     }
 
-    /// Sets or clears slot `s`'s bit of the slots the view layer owns (as its flag changes).
+    /// Sets or clears slot `s`'s bit of the slots the view layer owns (as its flag changes:
+    /// [`AoiIndex::set_owned`](super::AoiIndex::set_owned) changes both).
     #[inline]
     pub fn set_owned(&mut self, s: u32, on: bool) {
         let (word, bit) = (&mut self.owned[s as usize / 64], 1u64 << (s % 64));
