@@ -28,9 +28,9 @@ use entity_slots::EntitySlots;
 use step_limit::StepLimit;
 
 use crate::{
+    components::Position,
     config::{AoiBounds, CellSize, IndexKind, Plane},
     grid::{Grid, Member},
-    prefetch::prefetch,
     radix::KeySort,
     slot::{Change, Slot, observer_of},
     visibility::{ObserverState, sees},
@@ -64,6 +64,11 @@ pub(crate) struct AoiIndex {
     busy: BusyCells,
     /// The second buffer of the shortlist's sort.
     spare_changes: Vec<Change>,
+    /// This update's moved entities that have a slot, `(slot, new position)`, gathered in the
+    /// ECS's order and observed in slot order ([`Self::observe_moves`]).
+    pub moves: Vec<(u32, Position)>,
+    /// The second buffer of the moves' sort.
+    spare_moves: Vec<(u32, Position)>,
     /// The shortlist sort's keys.
     change_keys: KeySort,
     /// Slots whose grid member still carries the last update's start position and step flags:
@@ -144,6 +149,8 @@ impl AoiIndex {
             lists: Vec::new(),
             changes: Vec::new(),
             spare_changes: Vec::new(),
+            moves: Vec::new(),
+            spare_moves: Vec::new(),
             change_keys: KeySort::default(),
             unsettled: Vec::new(),
             unsettled_back: 0,
@@ -172,15 +179,6 @@ impl AoiIndex {
     /// The slot of a tracked entity.
     pub fn slot_of(&self, entity: Entity) -> Option<u32> {
         self.by_entity.get(entity)
-    }
-
-    /// The slot of a tracked entity, its record asked for (brought into cache) a few entities
-    /// before [`Self::observe_slot`] reaches it with the answer.
-    #[inline]
-    pub fn prefetch_slot(&self, entity: Entity) -> Option<u32> {
-        let s = self.slot_of(entity)?;
-        prefetch(core::slice::from_ref(&self.slots[s as usize]));
-        Some(s)
     }
 
     /// Pushes every observer that sees slot `s` now into `out` (the grid around it within the
@@ -357,6 +355,7 @@ impl AoiIndex {
             + self.lists.capacity() * size_of::<Vec<u32>>()
             + (self.changes.capacity() + self.spare_changes.capacity() + self.turns.capacity()) * size_of::<Change>()
             + self.change_keys.heap_bytes()
+            + (self.moves.capacity() + self.spare_moves.capacity()) * size_of::<(u32, Position)>()
             + (self.turned.capacity() + self.unsettled.capacity()) * size_of::<u32>()
             + self.radii.len() * 3 * size_of::<(u32, u32)>()
             + self.wide.slots.capacity() * size_of::<u32>()

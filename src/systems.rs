@@ -8,7 +8,6 @@ use crate::{
     interest::{AoiPairEngine, PairEngine, Parallelism, Sets},
     messages::{EnterReason, EnterView, LeaveReason, LeaveView, TierChanged},
     parallel::{join, task_pool},
-    prefetch::AHEAD,
     rules::{AoiInstance, AoiLayers, AoiVisibility, PendingWatchers, Watchers},
     settings::{AoiSettings, AoiStats},
     slot::Sight,
@@ -94,7 +93,8 @@ fn state<'a>(
 /// Picks up this update's changes and moves the changed entities in the grid. Two `Changed`
 /// scans pass over all entities, reading change ticks only: one for the range, rules and
 /// view-model components, whose entities are observed whole, then one for `Position`, whose
-/// entities have only their position read where nothing else of theirs changed (most changes).
+/// entities have only their position read where nothing else of theirs changed (most changes),
+/// in slot order ([`AoiIndex::observe_moves`]).
 pub(crate) fn update_index(
     mut index: ResMut<AoiIndex>,
     mut pending: ResMut<PendingRemovals>,
@@ -112,30 +112,15 @@ pub(crate) fn update_index(
     for (entity, tracked) in &reviewed {
         index.observe(entity, Some(state(tracked, keeps_sets)));
     }
-    // Slots are in space order, the ECS's entities in table order: each entity's slot is looked
-    // up and asked for when the scan finds it, and the entity is observed `AHEAD` entities
-    // later (in the same order) with that slot, so the entity map is read once per entity. An
-    // entity without a slot in the grid (new, or kept out as bad input), or whose new position
-    // is bad input, is observed whole.
-    let mut waiting: [Option<(Entity, Option<u32>, &Position)>; AHEAD] = [None; AHEAD];
-    let mut found = 0;
-    let observe = |index: &mut AoiIndex, entity: Entity, slot: Option<u32>, position: &Position| {
-        if !slot.is_some_and(|s| index.observe_position(s, position)) {
-            index.observe_slot(entity, slot, state_of(entity));
-        }
-    };
+    // An entity without a slot (new) is observed whole at once, so slots are handed out in the
+    // ECS's order; the others' moves are gathered and observed in slot order.
     for (entity, position) in &moved {
-        let slot = index.prefetch_slot(entity);
-        if let Some((entity, slot, position)) = waiting[found % AHEAD].replace((entity, slot, position)) {
-            observe(&mut index, entity, slot, position);
-        }
-        found += 1;
-    }
-    for k in 0..AHEAD {
-        if let Some((entity, slot, position)) = waiting[(found + k) % AHEAD].take() {
-            observe(&mut index, entity, slot, position);
+        match index.slot_of(entity) {
+            Some(s) => index.moves.push((s, *position)),
+            None => index.observe_slot(entity, None, state_of(entity)),
         }
     }
+    index.observe_moves(|index, entity, s| index.observe_slot(entity, Some(s), state_of(entity)));
     let pool = task_pool(&settings).filter(|_| index.changes.len() >= settings.min_parallel_changes);
     index.apply_changes(settings.flip_scan_min_seen, settings.busy_cell_share, pool);
 }
