@@ -8,6 +8,8 @@
 mod baselines;
 #[path = "report/tables.rs"]
 mod tables;
+#[path = "report/view_tables.rs"]
+mod view_tables;
 mod workload;
 
 use std::{hash::Hasher, time::Instant};
@@ -17,10 +19,8 @@ use bevy_ecs::{message::MessageCursor, prelude::*};
 use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
 
 use baselines::{Lists, PlainGrid};
-use tables::{
-    busy_cost, contains_cost, crowd_teleport, fast_cost, index_cost, messages_only_cost, mixed_cost, rect_cost,
-    rules_cost, scale_cost, view_model_cost,
-};
+use tables::{busy_cost, contains_cost, fast_cost, index_cost, mixed_cost, rect_cost, rules_cost, scale_cost};
+use view_tables::{crowd_teleport, messages_only_cost, view_model_cost};
 use workload::{Kind, Walkers};
 
 const SEED: u64 = 0x00A0_1234;

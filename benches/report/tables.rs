@@ -1,17 +1,14 @@
 //! The report's other tables: the two indexes side by side, mixed radii, fast movers,
-//! rectangles, the rules' cost, `InterestSet::contains`, scale, the view model, messages only,
-//! and partly moving crowds (each selected by its filter word).
+//! rectangles, the rules' cost, `InterestSet::contains`, scale and partly moving crowds (each
+//! selected by its filter word); the view model's and messages only's are in `view_tables.rs`.
 
 use std::{hash::Hasher, time::Instant};
 
 use bevy_aoi::prelude::*;
-use bevy_ecs::{message::MessageCursor, prelude::*};
+use bevy_ecs::prelude::*;
 
-use super::{Recorder, SEED, WARMUP, median, step_positions, time_app, time_app_with, timed, update_in_turn};
-use crate::{
-    baselines::{self, Lists, PlainGrid},
-    workload::{self, Kind, R, Walkers},
-};
+use super::{SEED, WARMUP, median, time_app, time_app_with, timed};
+use crate::workload::{self, Kind, R, Walkers};
 
 /// The two indexes side by side on every workload, one thread: the movement-only, grid and
 /// sorted-axes apps are updated in turn every tick; each index's own cost, their ratio, and
@@ -84,13 +81,13 @@ fn sets_digest(app: &mut bevy_app::App) -> u64 {
 /// Updates `apps` interleaved (the first moves only; the others, on one thread, run the AOI) and
 /// prints a table titled `title`: each AOI app's own cost (its time less the first app's) on the
 /// row `rows` names, against the first AOI app's (the column `versus`).
-fn own_cost_table(apps: &mut [bevy_app::App], ticks: usize, title: &str, versus: &str, rows: &[String]) {
+pub(crate) fn own_cost_table(apps: &mut [bevy_app::App], ticks: usize, title: &str, versus: &str, rows: &[String]) {
     one_thread(&mut apps[1..]);
     own_cost_rows(apps, ticks, title, versus, rows);
 }
 
 /// [`own_cost_table`] with the apps' AOI settings as they are (two threads by default).
-fn own_cost_rows(apps: &mut [bevy_app::App], ticks: usize, title: &str, versus: &str, rows: &[String]) {
+pub(crate) fn own_cost_rows(apps: &mut [bevy_app::App], ticks: usize, title: &str, versus: &str, rows: &[String]) {
     let t = time_interleaved(apps, ticks);
     let base = t[1] - t[0];
     println!();
@@ -103,7 +100,7 @@ fn own_cost_rows(apps: &mut [bevy_app::App], ticks: usize, title: &str, versus: 
 }
 
 /// Runs the AOI of each of `apps` on the calling thread only (`AoiSettings::parallel` off).
-fn one_thread(apps: &mut [bevy_app::App]) {
+pub(crate) fn one_thread(apps: &mut [bevy_app::App]) {
     for app in apps {
         app.insert_resource(AoiSettings {
             parallel: false,
@@ -318,154 +315,6 @@ pub(crate) fn scale_cost(ticks: usize) {
             "| {name} | {first:.0} ms | {:.1} ms | {:.0} |",
             t[1] - t[0],
             bytes as f64 / n as f64
-        );
-    }
-}
-
-/// The view model's cost: uniform 10k where every observer has one feature (or all three),
-/// against the same world without them, on one thread, then on two (the movement-only, plain
-/// and featured apps are updated in turn every tick).
-pub(crate) fn view_model_cost(ticks: usize) {
-    let n = 10_000;
-    let walkers = Walkers::new(Kind::Uniform, n, SEED);
-    let hysteresis = ViewHysteresis {
-        margin: R * 0.1,
-        linger_ticks: 3,
-    };
-    let tiers = || ViewTiers::new([R / 3.0, R * 2.0 / 3.0]);
-    let rows = [
-        "nothing (all off)".to_string(),
-        format!("ViewHysteresis (margin {}, linger 3)", R * 0.1),
-        "EnterBudget(8)".to_string(),
-        format!("ViewTiers [{:.1}, {:.1}]", R / 3.0, R * 2.0 / 3.0),
-        "all three".to_string(),
-    ];
-    for threads in [1, 2] {
-        let mut apps = [
-            workload::app(walkers.clone(), false),
-            workload::app(walkers.clone(), true),
-            workload::app(walkers.clone(), true),
-            workload::app(walkers.clone(), true),
-            workload::app(walkers.clone(), true),
-            workload::app(walkers.clone(), true),
-        ];
-        workload::add_to_observers(&mut apps[2], hysteresis);
-        workload::add_to_observers(&mut apps[3], EnterBudget(8));
-        workload::add_to_observers(&mut apps[4], tiers());
-        workload::add_to_observers(&mut apps[5], (hysteresis, EnterBudget(8), tiers()));
-        let title = format!(
-            "uniform {n}, every observer with, {threads} thread{}",
-            if threads > 1 { "s" } else { "" }
-        );
-        if threads == 1 {
-            own_cost_table(&mut apps, ticks, &title, "all off", &rows);
-        } else {
-            own_cost_rows(&mut apps, ticks, &title, "all off", &rows);
-        }
-    }
-}
-
-/// An observer teleports into a crowd of 2,000 (crowded 2000, everyone within everyone's
-/// radius): how many targets enter its view in each of the next updates, with and without an
-/// `EnterBudget`.
-pub(crate) fn crowd_teleport() {
-    let walkers = Walkers::new(Kind::Crowded, 2_000, SEED);
-    let side = walkers.side() as f32;
-    println!();
-    println!(
-        "| a visitor teleports into crowded 2000 | enters per update, updates 1, 2, 3, ... | updates until all in | peak enters for it |"
-    );
-    println!("|---|---|---|---|");
-    for budget in [None, Some(500), Some(100)] {
-        let mut app = workload::app(walkers.clone(), true);
-        let visitor = app
-            .world_mut()
-            .spawn((Position::new(side * 100.0, side * 100.0), ViewRange::new(R)))
-            .id();
-        if let Some(b) = budget {
-            app.world_mut().entity_mut(visitor).insert(EnterBudget(b));
-        }
-        for _ in 0..WARMUP {
-            app.update();
-        }
-        *app.world_mut().get_mut::<Position>(visitor).unwrap() = Position::new(side / 2.0, side / 2.0);
-        let mut per_update = Vec::new();
-        let mut cursor = MessageCursor::<EnterView>::default();
-        let world = app.world();
-        cursor.read(world.resource::<Messages<EnterView>>()).for_each(drop);
-        for _ in 0..40 {
-            app.update();
-            let world = app.world();
-            let enters = cursor.read(world.resource::<Messages<EnterView>>());
-            per_update.push(enters.filter(|m| m.observer == visitor).count());
-            if world.get::<InterestSet>(visitor).unwrap().waiting() == 0 {
-                break;
-            }
-        }
-        let name = budget.map_or("no budget".to_string(), |b| format!("EnterBudget({b})"));
-        let first: Vec<String> = per_update.iter().take(8).map(ToString::to_string).collect();
-        let more = if per_update.len() > 8 { ", ..." } else { "" };
-        println!(
-            "| {name} | {}{more} | {} | {} |",
-            first.join(", "),
-            per_update.len(),
-            per_update.iter().max().unwrap_or(&0)
-        );
-    }
-}
-
-/// Messages only (`AoiPlugin::interest_sets` `false`) beside the default plugin, one thread:
-/// the movement-only app and the two AOI apps updated in turn every tick, then the answer floor
-/// on the same positions; each AOI app's own cost, their ratio, the messages-only app against
-/// the floor, and whether both apps wrote the same message stream.
-pub(crate) fn messages_only_cost(ticks: usize) {
-    println!();
-    println!(
-        "| workload, 1 thread | with sets own | messages only own | messages only / with sets | messages only / floor | same messages |"
-    );
-    println!("|---|---|---|---|---|---|");
-    for (kind, n) in [
-        (Kind::Uniform, 10_000),
-        (Kind::Uniform, 50_000),
-        (Kind::Crowded, 2_000),
-        (Kind::Moving(5), 50_000),
-        (Kind::SparseHuge, 50_000),
-    ] {
-        let walkers = Walkers::new(kind, n, SEED);
-        let messages_only = AoiPlugin {
-            interest_sets: false,
-            ..Default::default()
-        };
-        let mut apps = [
-            workload::app(walkers.clone(), false),
-            workload::app(walkers.clone(), true),
-            workload::app_with_plugin(walkers.clone(), Some(messages_only), false),
-        ];
-        one_thread(&mut apps[1..]);
-        let mut recorders = [Recorder::default(), Recorder::default()];
-        let (mut w, mut pos, mut truth, mut filler) = (walkers, Vec::new(), Lists::default(), PlainGrid::default());
-        let mut times: [Vec<f64>; 4] = Default::default();
-        for tick in 0..WARMUP + ticks {
-            let mut dt = [0.0; 4];
-            update_in_turn(&mut apps, &mut recorders, true, &mut dt);
-            step_positions(&mut w, &mut pos);
-            filler.fill(&pos, &mut truth);
-            let (t, (_, _, sink)) = timed(|| baselines::floor(&pos, &mut truth));
-            std::hint::black_box(sink);
-            dt[3] = t;
-            if tick >= WARMUP {
-                times.iter_mut().zip(dt).for_each(|(times, t)| times.push(t));
-            }
-        }
-        let [movement, with_sets, without, floor] = times.map(median);
-        let (with_sets, without) = (with_sets - movement, without - movement);
-        let [a, b] = recorders.map(|r| (r.total, r.hasher.finish()));
-        println!(
-            "| {} {n} | {with_sets:.3} ms | {without:.3} ms | {:.2} | {:.2} | {} |",
-            kind.name(),
-            without / with_sets,
-            without / floor,
-            a == b
         );
     }
 }
