@@ -13,6 +13,7 @@ use bevy_tasks::TaskPool;
 
 mod busy;
 mod entity_slots;
+mod gathered;
 mod moves;
 mod pickup;
 mod reasons;
@@ -25,10 +26,10 @@ pub(crate) use touches::{Seer, Touches};
 
 use busy::BusyCells;
 use entity_slots::EntitySlots;
+use gathered::GatheredMoves;
 use step_limit::StepLimit;
 
 use crate::{
-    components::Position,
     config::{AoiBounds, CellSize, IndexKind, Plane},
     grid::{Grid, Member},
     radix::KeySort,
@@ -64,11 +65,9 @@ pub(crate) struct AoiIndex {
     busy: BusyCells,
     /// The second buffer of the shortlist's sort.
     spare_changes: Vec<Change>,
-    /// This update's moved entities that have a slot, `(slot, new position)`, gathered in the
-    /// ECS's order and observed in slot order ([`Self::observe_moves`]).
-    pub moves: Vec<(u32, Position)>,
-    /// The second buffer of the moves' sort.
-    spare_moves: Vec<(u32, Position)>,
+    /// This update's moved entities that have a slot, gathered in the ECS's order and observed
+    /// in slot order ([`Self::observe_moves`]).
+    pub moves: GatheredMoves,
     /// The shortlist sort's keys.
     change_keys: KeySort,
     /// Slots whose grid member still carries the last update's start position and step flags:
@@ -149,8 +148,7 @@ impl AoiIndex {
             lists: Vec::new(),
             changes: Vec::new(),
             spare_changes: Vec::new(),
-            moves: Vec::new(),
-            spare_moves: Vec::new(),
+            moves: GatheredMoves::default(),
             change_keys: KeySort::default(),
             unsettled: Vec::new(),
             unsettled_back: 0,
@@ -355,7 +353,7 @@ impl AoiIndex {
             + self.lists.capacity() * size_of::<Vec<u32>>()
             + (self.changes.capacity() + self.spare_changes.capacity() + self.turns.capacity()) * size_of::<Change>()
             + self.change_keys.heap_bytes()
-            + (self.moves.capacity() + self.spare_moves.capacity()) * size_of::<(u32, Position)>()
+            + self.moves.heap_bytes()
             + (self.turned.capacity() + self.unsettled.capacity()) * size_of::<u32>()
             + self.radii.len() * 3 * size_of::<(u32, u32)>()
             + self.wide.slots.capacity() * size_of::<u32>()

@@ -116,7 +116,7 @@ pub(crate) fn update_index(
     // ECS's order; the others' moves are gathered and observed in slot order.
     for (entity, position) in &moved {
         match index.slot_of(entity) {
-            Some(s) => index.moves.push((s, *position)),
+            Some(s) => index.moves.push(s, *position),
             None => index.observe_slot(entity, None, state_of(entity)),
         }
     }
