@@ -2,12 +2,14 @@
 //! workloads, in one process, printing per-tick medians and ratios as a Markdown table.
 //!
 //! `cargo bench --bench report` runs everything; `cargo bench --bench report -- uniform10000`
-//! runs the scenarios whose name contains the filter; `--quick` runs fewer ticks; `--help` lists
+//! runs the scenarios whose name contains the filter; `--quick` runs fewer ticks;
+//! `--pin-threads` pins each compute thread to a CPU of its own (`threads.rs`); `--help` lists
 //! the filters (an unknown flag is an error).
 
 mod baselines;
 #[path = "report/tables.rs"]
 mod tables;
+mod threads;
 #[path = "report/view_tables.rs"]
 mod view_tables;
 mod workload;
@@ -16,7 +18,6 @@ use std::{hash::Hasher, time::Instant};
 
 use bevy_aoi::prelude::*;
 use bevy_ecs::{message::MessageCursor, prelude::*};
-use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
 
 use baselines::{Lists, PlainGrid};
 use tables::{busy_cost, contains_cost, fast_cost, index_cost, mixed_cost, rect_cost, rules_cost, scale_cost};
@@ -238,15 +239,17 @@ fn scenario(kind: Kind, n: usize, ticks: usize, with_brute: bool) -> Row {
 const USAGE: &str = "\
 Side-by-side report of bevy_aoi against the baselines (Markdown tables on stdout).
 
-Usage: cargo bench --bench report -- [--quick] [FILTER]...
+Usage: cargo bench --bench report -- [--quick] [--pin-threads] [FILTER]...
 
   FILTER   run only the scenarios and groups whose name contains it: the scenarios uniform1000,
            uniform10000, uniform50000, crowded2000, sparse_huge50000, moving550000,
            static50000 (so `uniform` or `sparse` work), the groups rules, mixed, fast,
            rect, contains, index, view_model, scale, messages_only, busy; none
            runs everything
-  --quick  fewer ticks per scenario
-  --help   print this";
+  --quick        fewer ticks per scenario
+  --pin-threads  pin each of the two compute threads to a CPU of its own (Linux; see
+                 benches/threads.rs for why)
+  --help         print this";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
@@ -254,13 +257,19 @@ fn main() {
         println!("{USAGE}");
         return;
     }
-    if let Some(bad) = args.iter().find(|a| a.starts_with('-') && *a != "--quick") {
+    let flags = ["--quick", "--pin-threads"];
+    if let Some(bad) = args.iter().find(|a| a.starts_with('-') && !flags.contains(&a.as_str())) {
         eprintln!("error: unknown flag `{bad}` (see --help)");
         std::process::exit(2);
     }
     let quick = args.iter().any(|a| a == "--quick");
     let filter: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
-    ComputeTaskPool::get_or_init(|| TaskPoolBuilder::new().num_threads(2).build());
+    let pin = args.iter().any(|a| a == "--pin-threads");
+    threads::start_compute_pool(2, pin);
+    println!(
+        "Two compute threads, {}.\n",
+        if pin { "each pinned to a CPU" } else { "not pinned" }
+    );
     let ticks = if quick { 5 } else { 15 };
     let plan = [
         (Kind::Uniform, 1_000, true),

@@ -12,8 +12,11 @@
 //! observer (`--hysteresis MARGIN`, `--budget N`, `--tiers`), and the mixed-radii workload's big
 //! observers (`--towers K --tower-radius R`, standing, or walking with `--towers-walk`); and
 //! between updates, untimed, `--evict-mib N` (the data pushed out of the caches, as the bench
-//! report's baselines also do) and `--pause-ms N` (a sleep, as a server's between ticks).
+//! report's baselines also do) and `--pause-ms N` (a sleep, as a server's between ticks);
+//! `--pin-threads` pins each compute thread to a CPU of its own.
 
+#[path = "../benches/threads.rs"]
+mod threads;
 #[path = "../benches/workload.rs"]
 mod workload;
 
@@ -87,6 +90,10 @@ struct Args {
     /// Sleeps this many milliseconds between updates, untimed (as a server between ticks).
     #[arg(long, default_value_t = 0)]
     pause_ms: u64,
+    /// Pins each thread of Bevy's compute pool (one per CPU) to a CPU of its own (Linux; see
+    /// `benches/threads.rs` for why).
+    #[arg(long)]
+    pin_threads: bool,
 }
 
 fn parse_kind(s: &str) -> Result<workload::Kind, String> {
@@ -104,6 +111,10 @@ fn parse_side(s: &str) -> Result<f32, String> {
 
 fn main() {
     let args: Args = cli::parse_or_exit();
+    if args.pin_threads {
+        let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+        threads::start_compute_pool(cpus, true);
+    }
     let aoi = !args.no_aoi;
     let walkers = workload::Walkers::new(args.scenario, args.entities, 0x00A0_1234);
     let side = walkers.side() as f32;
