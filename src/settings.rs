@@ -29,12 +29,15 @@ pub struct AoiSettings {
     /// and when the pool has more than one thread), and write enters and leaves at once when both
     /// are many. The output is identical either way.
     ///
-    /// A second thread pays where the update is long or updates follow one another. Where they
-    /// are short and far apart (a server idle between ticks), the pool's thread starts cold each
-    /// time: on a 2-vCPU VM, 50k entities, a 30 ms sleep before each update, two threads ran
-    /// 25% moving in 18.4 against 18.9 ms and 5% moving in 5.22 against 5.17 ms, where back to
-    /// back they gain 1.57× and 1.44× (all moving still gained 1.6× after the sleep). Measure in
-    /// your deployment (`PERFORMANCE.md`, stop 51).
+    /// Where the process was idle before the update (a server between ticks), the operating
+    /// system may wake the pool's second thread on the CPU where the first is busy and leave the
+    /// two sharing it for several milliseconds: on a 2-vCPU VM, 50k entities, a 30 ms sleep
+    /// before each update, two threads ran 5% moving in 3.5-4.6 ms against 3.6-4.8 ms on one,
+    /// and 2.5-3.5 ms with each pool thread pinned to a CPU of its own; 25% moving 16.0-16.9
+    /// against 16.6-18.5, pinned 11.5-14.4 ms. Pinning is the app's choice, made where the pool
+    /// starts: `TaskPoolPlugin`'s `task_pool_options.compute.on_thread_spawn`, or
+    /// `TaskPoolBuilder::on_thread_spawn` (`cargo bench --bench report -- --pin-threads`,
+    /// `PERFORMANCE.md`, stop 53).
     pub parallel: bool,
     /// Updates with fewer changed entities than this run on one thread (and the view layer with
     /// fewer observers with view-model components): below a few hundred,
