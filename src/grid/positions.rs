@@ -271,9 +271,10 @@ impl Positions {
     }
 
     /// [`flips`](Self::flips) of up to [`FLIP_BATCH`] disc observers over all the members, each
-    /// block loaded once for all of them: `views[i]` is observer `i`'s position now, its start
-    /// position and its squared radius; calls `hits(i, start, flips, inside)` for each run and
-    /// observer `i`, also where `flips` is 0 (the caller records without a branch).
+    /// run of blocks brought into cache once for all of them: `views[i]` is observer `i`'s
+    /// position now, its start position and its squared radius; calls `hits(i, start, flips,
+    /// inside)` for each run and observer `i`, also where `flips` is 0 (the caller records
+    /// without a branch).
     #[inline(always)]
     pub fn flips_many(
         &self,

@@ -81,8 +81,9 @@ pub(super) fn batches(me: &Slot, any_clean: bool) -> bool {
 
 /// The flip scans of up to [`FLIP_BATCH`] observers of one group that [`batches`] allows, as
 /// [`flip_scan`] of each would do them: their masks computed in one pass over the group's
-/// cells, each block of positions loaded once for all of them, then each observer's flips
-/// recorded in its turn, in the order its own scan finds them (so the messages are the same).
+/// cells, each run of blocks of positions brought into cache once for all of them, then each
+/// observer's flips recorded in its turn, in the order its own scan finds them (so the messages
+/// are the same).
 /// The cells are not narrowed to each observer's own window: a cell outside it holds no member
 /// within its reach at either end, so no flip of it. `next` is the list and set of the observer
 /// scanned after the batch, asked for ahead with the batch's own.

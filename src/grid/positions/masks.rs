@@ -72,22 +72,23 @@ pub(super) fn disc_masks_both_ways<const WITH_Z: bool>(
     masks
 }
 
-/// [`disc_masks`] of a flip scan for several observers at once, each block loaded once for
-/// all of them: `views[i]` is observer `i`'s position now, its start position and its squared
-/// radius; `acc[i]` gets its two masks (members within its disc now, at the start).
+/// [`disc_masks`] of a flip scan for several observers at once: `views[i]` is observer `i`'s
+/// position now, its start position and its squared radius; `acc[i]` gets its two masks (members
+/// within its disc now, at the start). The run's blocks (at most 2.5 kB) come from memory once,
+/// for the first observer, and stay in cache for the others; each observer passes over them with
+/// its values and its masks in registers. Measured against a pass over the blocks that tested
+/// each block for every observer in turn (stop 54; its observers' values fetched and spread
+/// over the lanes again for every block, its masks kept in memory): callgrind per update,
+/// uniform 10k, one thread, 65.65 → 60.74 M instructions; `scenario` uniform 50k, one thread,
+/// four alternating runs: 30.3–31.6 → 29.0–29.9 ms.
 #[inline(always)]
 pub(super) fn disc_masks_many<const WITH_Z: bool>(
     blocks: &[Block],
     views: &[([f32; 3], [f32; 3], f32)],
     acc: &mut [(u64, u64)],
 ) {
-    acc.iter_mut().for_each(|a| *a = (0, 0));
-    for (k, block) in blocks.iter().enumerate() {
-        for (a, &(now, start, r2)) in acc.iter_mut().zip(views) {
-            let r2 = [r2; LANES];
-            a.0 |= u64::from(lanes_within::<WITH_Z>(&block.now, now, &r2)) << (k * LANES);
-            a.1 |= u64::from(lanes_within::<WITH_Z>(&block.start, start, &r2)) << (k * LANES);
-        }
+    for (a, &(now, start, r2)) in acc.iter_mut().zip(views) {
+        *a = disc_masks::<WITH_Z>(blocks, (|b| &b.now, now), (|b| &b.start, start), |_| [r2; LANES]);
     }
 }
 
