@@ -13,7 +13,7 @@ use super::Member;
 
 mod masks;
 
-use masks::{disc_mask, disc_masks, disc_masks_both_ways, disc_masks_many, rect_masks};
+use masks::{At, Radius, disc_mask, disc_masks, disc_masks_both_ways, disc_masks_many, rect_masks};
 
 /// At most this many observers' flip scans share one pass over a cell ([`Positions::flips_many`]).
 /// Measured (`PERFORMANCE.md`, stop 39; `scenario` uniform 10k, one thread, six alternating
@@ -223,7 +223,7 @@ impl Positions {
     #[inline(always)]
     pub fn within(&self, range: Range<usize>, p: [f32; 3], r2: f32, with_z: bool, mut hits: impl FnMut(usize, u64)) {
         self.runs(range, |start, blocks, valid| {
-            let mask = disc_mask(blocks, |b| &b.now, p, |_| [r2; LANES], with_z) & valid;
+            let mask = disc_mask(blocks, (At::Now, p), Radius::Same(r2), with_z) & valid;
             if mask != 0 {
                 hits(start, mask);
             }
@@ -248,11 +248,9 @@ impl Positions {
     ) {
         let inside = |blocks: &[Block]| match shape {
             FlipShape::Disc(r2) if with_z => {
-                disc_masks::<true>(blocks, (|b| &b.now, now), (|b| &b.start, start_p), |_| [r2; LANES])
+                disc_masks::<true>(blocks, (At::Now, now), (At::Start, start_p), Radius::Same(r2))
             }
-            FlipShape::Disc(r2) => {
-                disc_masks::<false>(blocks, (|b| &b.now, now), (|b| &b.start, start_p), |_| [r2; LANES])
-            }
+            FlipShape::Disc(r2) => disc_masks::<false>(blocks, (At::Now, now), (At::Start, start_p), Radius::Same(r2)),
             FlipShape::Rect(half) => rect_masks(blocks, now, start_p, half),
         };
         self.runs(range, |start, blocks, valid| {
@@ -282,15 +280,15 @@ impl Positions {
         with_z: bool,
         mut hits: impl FnMut(usize, usize, u64, u64),
     ) {
-        let mut acc = [(0u64, 0u64); FLIP_BATCH];
-        let acc = &mut acc[..views.len()];
+        let mut masks = [[[0u64; 1]; 2]; FLIP_BATCH];
+        let masks = &mut masks[..views.len()];
         self.runs(0..self.len, |start, blocks, valid| {
             if with_z {
-                disc_masks_many::<true>(blocks, views, acc);
+                disc_masks_many::<true>(blocks, views, masks);
             } else {
-                disc_masks_many::<false>(blocks, views, acc);
+                disc_masks_many::<false>(blocks, views, masks);
             }
-            for (i, &(in_now, in_start)) in acc.iter().enumerate() {
+            for (i, &[[in_now], [in_start]]) in masks.iter().enumerate() {
                 let (in_now, in_start) = (in_now & valid, in_start & valid);
                 hits(i, start, in_now ^ in_start, in_now);
             }
@@ -349,13 +347,13 @@ impl Positions {
         with_z: bool,
         mut hits: impl FnMut(usize, u64, u64),
     ) {
-        let from: fn(&Block) -> &[[f32; LANES]; 3] = if members_moved { |b| &b.start } else { |b| &b.now };
+        let from = if members_moved { At::Start } else { At::Now };
         self.runs(range, |start, blocks, valid| {
             let before = (from, before);
             let (in_now, in_before) = if with_z {
-                disc_masks::<true>(blocks, (|b| &b.now, now), before, |b| b.r2)
+                disc_masks::<true>(blocks, (At::Now, now), before, Radius::Members)
             } else {
-                disc_masks::<false>(blocks, (|b| &b.now, now), before, |b| b.r2)
+                disc_masks::<false>(blocks, (At::Now, now), before, Radius::Members)
             };
             let (in_now, in_before) = (in_now & valid, in_before & valid);
             if in_now | in_before != 0 {

@@ -1,51 +1,88 @@
 //! The distance and rectangle tests of [`Positions`](super::Positions), a run of blocks at a
 //! time: each block's four members tested by one vector instruction per step (SSE on `x86_64`,
 //! a scalar loop with the same arithmetic elsewhere), the answers gathered into one bit per
-//! member.
+//! member. The batched flip scans' tests ([`disc_masks_many`]) take two blocks per instruction
+//! where the CPU has AVX ([`avx`]), chosen at run time.
 
 use super::{Block, LANES};
 
-/// Bit `j` set when member `j` of `blocks` (`axes(block)` its position per axis) is within its
-/// squared radius (`r2(block)`) of `p`; the third axis is tested only `with_z` (one branch per
-/// run of blocks, one copy of the loop each).
+#[cfg(target_arch = "x86_64")]
+mod avx;
+
+/// Which positions of a block a distance test reads.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum At {
+    /// The members' positions now.
+    Now,
+    /// Their positions at the start of the tick.
+    Start,
+}
+
+impl At {
+    /// The block's positions this names, one array per axis.
+    #[inline(always)]
+    fn of(self, block: &Block) -> &[[f32; LANES]; 3] {
+        match self {
+            At::Now => &block.now,
+            At::Start => &block.start,
+        }
+    }
+}
+
+/// The squared radius a distance is compared with.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Radius {
+    /// The same for every member: a scanning observer's.
+    Same(f32),
+    /// Each member's own (negative for a member that is not an observer: it sees nothing).
+    Members,
+}
+
+impl Radius {
+    /// The squared radii of the block's four members.
+    #[inline(always)]
+    fn of(self, block: &Block) -> [f32; LANES] {
+        match self {
+            Radius::Same(r2) => [r2; LANES],
+            Radius::Members => block.r2,
+        }
+    }
+}
+
+/// Bit `j` set when member `j` of `blocks` (its positions `at`) is within `radius` of `p`; the
+/// third axis is tested only `with_z` (one branch per run of blocks, one copy of the loop each).
 #[inline(always)]
-pub(super) fn disc_mask<'b>(
-    blocks: &'b [Block],
-    axes: impl Fn(&'b Block) -> &'b [[f32; LANES]; 3],
-    p: [f32; 3],
-    r2: impl Fn(&'b Block) -> [f32; LANES],
-    with_z: bool,
-) -> u64 {
+pub(super) fn disc_mask(blocks: &[Block], (at, p): (At, [f32; 3]), radius: Radius, with_z: bool) -> u64 {
     let mut mask = 0u64;
     if with_z {
         for (k, block) in blocks.iter().enumerate() {
-            mask |= u64::from(lanes_within::<true>(axes(block), p, &r2(block))) << (k * LANES);
+            mask |= u64::from(lanes_within::<true>(at.of(block), p, &radius.of(block))) << (k * LANES);
         }
     } else {
         for (k, block) in blocks.iter().enumerate() {
-            mask |= u64::from(lanes_within::<false>(axes(block), p, &r2(block))) << (k * LANES);
+            mask |= u64::from(lanes_within::<false>(at.of(block), p, &radius.of(block))) << (k * LANES);
         }
     }
     mask
 }
 
-/// Two masks of [`disc_mask`] in one pass over the blocks: members' positions `a(block)` around
-/// `pa` and `b(block)` around `pb`, with the squared radii `r2(block)` (a flip scan's positions
-/// now and at the start of the tick; a target's two points). One pass loads each block once and
-/// keeps the loop's own work single: 3.7% fewer instructions in all than two passes (callgrind,
-/// uniform 10k, 8 updates).
+/// Two masks of [`disc_mask`] in one pass over the blocks: members' positions `a` around `pa`
+/// and `b` around `pb`, with the squared radii `radius` (a flip scan's positions now and at the
+/// start of the tick; a target's two points). One pass loads each block once and keeps the
+/// loop's own work single: 3.7% fewer instructions in all than two passes (callgrind, uniform
+/// 10k, 8 updates).
 #[inline(always)]
-pub(super) fn disc_masks<'b, const WITH_Z: bool>(
-    blocks: &'b [Block],
-    (a, pa): (impl Fn(&'b Block) -> &'b [[f32; LANES]; 3], [f32; 3]),
-    (b, pb): (impl Fn(&'b Block) -> &'b [[f32; LANES]; 3], [f32; 3]),
-    r2: impl Fn(&'b Block) -> [f32; LANES],
+pub(super) fn disc_masks<const WITH_Z: bool>(
+    blocks: &[Block],
+    (a, pa): (At, [f32; 3]),
+    (b, pb): (At, [f32; 3]),
+    radius: Radius,
 ) -> (u64, u64) {
     let (mut in_a, mut in_b) = (0u64, 0u64);
     for (k, block) in blocks.iter().enumerate() {
-        let r2 = r2(block);
-        in_a |= u64::from(lanes_within::<WITH_Z>(a(block), pa, &r2)) << (k * LANES);
-        in_b |= u64::from(lanes_within::<WITH_Z>(b(block), pb, &r2)) << (k * LANES);
+        let r2 = radius.of(block);
+        in_a |= u64::from(lanes_within::<WITH_Z>(a.of(block), pa, &r2)) << (k * LANES);
+        in_b |= u64::from(lanes_within::<WITH_Z>(b.of(block), pb, &r2)) << (k * LANES);
     }
     (in_a, in_b)
 }
@@ -73,22 +110,34 @@ pub(super) fn disc_masks_both_ways<const WITH_Z: bool>(
 }
 
 /// [`disc_masks`] of a flip scan for several observers at once: `views[i]` is observer `i`'s
-/// position now, its start position and its squared radius; `acc[i]` gets its two masks (members
-/// within its disc now, at the start). The run's blocks (at most 2.5 kB) come from memory once,
-/// for the first observer, and stay in cache for the others; each observer passes over them with
-/// its values and its masks in registers. Measured against a pass over the blocks that tested
-/// each block for every observer in turn (stop 54; its observers' values fetched and spread
-/// over the lanes again for every block, its masks kept in memory): callgrind per update,
-/// uniform 10k, one thread, 65.65 → 60.74 M instructions; `scenario` uniform 50k, one thread,
-/// four alternating runs: 30.3–31.6 → 29.0–29.9 ms.
+/// position now, its start position and its squared radius; `masks[i]` gets its two masks
+/// (members within its disc now, at the start). The run's blocks (at most 2.5 kB) come from
+/// memory once, for the first observer, and stay in cache for the others; each observer passes
+/// over them with its values and its masks in registers. Measured against a pass over the
+/// blocks that tested each block for every observer in turn (stop 54; its observers' values
+/// fetched and spread over the lanes again for every block, its masks kept in memory):
+/// callgrind per update, uniform 10k, one thread, 65.65 → 60.74 M instructions; `scenario`
+/// uniform 50k, one thread, four alternating runs: 30.3–31.6 → 29.0–29.9 ms.
+///
+/// With AVX, two blocks per instruction ([`avx`]): callgrind 60.74 → 54.37 M instructions,
+/// `scenario` uniform 50k one thread, four alternating runs, 29.3–30.4 → 28.3–29.0 ms. The
+/// single observers' tests (recomputes, target scans, a flip scan judging clean observers) stay
+/// on SSE: through AVX, a call per run of blocks for one observer, they were no faster where
+/// everything moves and slower at 5% moving (callgrind, 20k, 13.32 → 14.06 M instructions).
 #[inline(always)]
 pub(super) fn disc_masks_many<const WITH_Z: bool>(
     blocks: &[Block],
     views: &[([f32; 3], [f32; 3], f32)],
-    acc: &mut [(u64, u64)],
+    masks: &mut [[[u64; 1]; 2]],
 ) {
-    for (a, &(now, start, r2)) in acc.iter_mut().zip(views) {
-        *a = disc_masks::<WITH_Z>(blocks, (|b| &b.now, now), (|b| &b.start, start), |_| [r2; LANES]);
+    #[cfg(target_arch = "x86_64")]
+    if avx::available() {
+        avx::flip_masks_checked::<WITH_Z>(blocks, views, masks);
+        return;
+    }
+    for (out, &(now, start, r2)) in masks.iter_mut().zip(views) {
+        let (in_now, in_start) = disc_masks::<WITH_Z>(blocks, (At::Now, now), (At::Start, start), Radius::Same(r2));
+        *out = [[in_now], [in_start]];
     }
 }
 

@@ -1,0 +1,106 @@
+//! The flip scans' disc tests of [`masks`](super) on CPUs with AVX: two blocks (eight members)
+//! per instruction, where SSE tests one. Chosen at run time, so the crate builds for the `x86_64`
+//! baseline and still uses AVX where the CPU has it. The arithmetic is SSE's, lane for lane
+//! (the same subtractions, multiplications and additions in
+//! [`dist2`](crate::visibility::dist2)'s order, the same comparison), so the answers are the
+//! same bit for bit.
+
+use core::arch::x86_64::{
+    __m128, __m256, _CMP_LE_OQ, _mm_add_ps, _mm_cmp_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_mul_ps, _mm_set1_ps,
+    _mm_sub_ps, _mm256_add_ps, _mm256_cmp_ps, _mm256_movemask_ps, _mm256_mul_ps, _mm256_set_m128, _mm256_set1_ps,
+    _mm256_sub_ps,
+};
+
+use super::{Block, LANES};
+
+/// Whether this CPU has AVX (detected once, then read from a cached flag).
+#[inline(always)]
+pub(super) fn available() -> bool {
+    std::is_x86_feature_detected!("avx")
+}
+
+/// [`disc_masks_many`](super::disc_masks_many) with AVX: for each observer of `views` (its
+/// position now, at the start of the tick, and its squared radius), its masks over `blocks` in
+/// `masks` (members within its disc now, at the start). The caller has checked [`available`].
+#[inline(always)]
+pub(super) fn flip_masks_checked<const WITH_Z: bool>(
+    blocks: &[Block],
+    views: &[([f32; 3], [f32; 3], f32)],
+    masks: &mut [[[u64; 1]; 2]],
+) {
+    debug_assert!(available(), "AVX should be detected before its masks are asked for");
+    #[expect(
+        unsafe_code,
+        reason = "a function compiled for AVX, called after the CPU was checked for it; measured in \
+                  `disc_masks_many`'s doc"
+    )]
+    // SAFETY: the caller checked `available()`, so this CPU has the AVX instructions the function
+    // is compiled with.
+    unsafe {
+        flip_masks::<WITH_Z>(blocks, views, masks);
+    }
+}
+
+/// [`flip_masks_checked`]'s work, compiled for AVX: one call per run of blocks for all the
+/// observers, two blocks at a time, the last one alone when they are odd. Loops rather than
+/// closures: a closure is not compiled for AVX, and was called out of line for every block.
+#[target_feature(enable = "avx")]
+fn flip_masks<const WITH_Z: bool>(blocks: &[Block], views: &[([f32; 3], [f32; 3], f32)], masks: &mut [[[u64; 1]; 2]]) {
+    let (paired, odd) = blocks.split_at(blocks.len() & !1);
+    for (out, &(now, start, r2)) in masks.iter_mut().zip(views) {
+        let (mut in_now, mut in_start) = (0u64, 0u64);
+        let r2_8 = _mm256_set1_ps(r2);
+        for (k, pair) in paired.chunks_exact(2).enumerate() {
+            let (lo, hi) = (&pair[0], &pair[1]);
+            let shift = k * 2 * LANES;
+            let within = |d| u64::from(_mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d, r2_8)) as u32) << shift;
+            in_now |= within(distance8::<WITH_Z>(&lo.now, &hi.now, now));
+            in_start |= within(distance8::<WITH_Z>(&lo.start, &hi.start, start));
+        }
+        if let [block] = odd {
+            let (r2_4, shift) = (_mm_set1_ps(r2), paired.len() * LANES);
+            let within = |d| u64::from(_mm_movemask_ps(_mm_cmp_ps::<_CMP_LE_OQ>(d, r2_4)) as u32) << shift;
+            in_now |= within(distance4::<WITH_Z>(&block.now, now));
+            in_start |= within(distance4::<WITH_Z>(&block.start, start));
+        }
+        *out = [[in_now], [in_start]];
+    }
+}
+
+/// The squared distances of the two blocks' members (`lo`'s four, then `hi`'s) from `p`.
+#[target_feature(enable = "avx")]
+#[inline]
+fn distance8<const WITH_Z: bool>(lo: &[[f32; LANES]; 3], hi: &[[f32; LANES]; 3], p: [f32; 3]) -> __m256 {
+    let dx = _mm256_sub_ps(_mm256_set_m128(load(&hi[0]), load(&lo[0])), _mm256_set1_ps(p[0]));
+    let dy = _mm256_sub_ps(_mm256_set_m128(load(&hi[1]), load(&lo[1])), _mm256_set1_ps(p[1]));
+    let d = _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy));
+    if !WITH_Z {
+        return d;
+    }
+    let dz = _mm256_sub_ps(_mm256_set_m128(load(&hi[2]), load(&lo[2])), _mm256_set1_ps(p[2]));
+    _mm256_add_ps(d, _mm256_mul_ps(dz, dz))
+}
+
+/// The squared distances of one block's members from `p` (the odd block of a run).
+#[target_feature(enable = "avx")]
+#[inline]
+fn distance4<const WITH_Z: bool>(axes: &[[f32; LANES]; 3], p: [f32; 3]) -> __m128 {
+    let dx = _mm_sub_ps(load(&axes[0]), _mm_set1_ps(p[0]));
+    let dy = _mm_sub_ps(load(&axes[1]), _mm_set1_ps(p[1]));
+    let d = _mm_add_ps(_mm_mul_ps(dx, dx), _mm_mul_ps(dy, dy));
+    if !WITH_Z {
+        return d;
+    }
+    let dz = _mm_sub_ps(load(&axes[2]), _mm_set1_ps(p[2]));
+    _mm_add_ps(d, _mm_mul_ps(dz, dz))
+}
+
+/// The four `f32`s of `v` as a vector.
+#[inline(always)]
+fn load(v: &[f32; LANES]) -> __m128 {
+    #[expect(unsafe_code, reason = "a vector load of an array given by reference")]
+    // SAFETY: SSE is part of the x86_64 baseline; the load reads exactly the four `f32`s of `v`.
+    unsafe {
+        _mm_loadu_ps(v.as_ptr())
+    }
+}
