@@ -42,8 +42,8 @@ pub(super) fn flip_masks_checked<const WITH_Z: bool>(
 }
 
 /// [`flip_masks_checked`]'s work, compiled for AVX: one call per run of blocks for all the
-/// observers, two blocks at a time, the last one alone when they are odd. Loops rather than
-/// closures: a closure is not compiled for AVX, and was called out of line for every block.
+/// observers, two blocks at a time, the last one alone when they are odd. Plain loops rather
+/// than `array::map`, which is not compiled for AVX and was called out of line for every block.
 #[target_feature(enable = "avx")]
 fn flip_masks<const WITH_Z: bool>(blocks: &[Block], views: &[([f32; 3], [f32; 3], f32)], masks: &mut [[[u64; 1]; 2]]) {
     let (paired, odd) = blocks.split_at(blocks.len() & !1);
