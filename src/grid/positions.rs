@@ -18,7 +18,13 @@ use masks::{At, Radius, disc_mask, disc_masks, disc_masks_both_ways, disc_masks_
 /// At most this many observers' flip scans share one pass over a cell ([`Positions::flips_many`]).
 /// Measured (`PERFORMANCE.md`, stop 39; `scenario` uniform 10k, one thread, six alternating
 /// rounds, steady medians): 4 7.38 ms, 8 7.05 ms, 16 7.19 ms; crowded 2k 8 the fastest too.
-pub(crate) const FLIP_BATCH: usize = 8;
+/// Again after the batch's tests became one pass per observer over each run of blocks, with AVX
+/// (stop 54; callgrind per update, uniform 10k: 4 55.17, 8 54.37, 16 53.47 M instructions;
+/// `scenario`, alternating runs, steady medians, 8 against 16): uniform 50k one thread
+/// 27.6–28.1 against 26.8–27.8 ms (four runs), two threads 16.3–16.9 against 16.1–16.3 ms
+/// (three); uniform 10k 4.44–4.69 against 4.44–4.74 ms and crowded 2k 3.65–3.84 against
+/// 3.65–3.98 ms (three each): 16.
+pub(crate) const FLIP_BATCH: usize = 16;
 
 /// Members per block: one vector instruction tests a block's four.
 const LANES: usize = 4;

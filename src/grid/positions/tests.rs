@@ -237,10 +237,10 @@ fn flips_many_answers_as_each_observers_own(with_z: bool, len: usize) {
     // Observers at different points, steps and radii (one at exactly a lattice distance).
     let all: Vec<([f32; 3], [f32; 3], f32)> = (0..FLIP_BATCH)
         .map(|i| {
-            let x = i as f32 - 3.0;
+            let (x, y) = ((i % 8) as f32 - 3.0, if i < 8 { 1.0 } else { -1.0 });
             (
-                [x, 1.0, 0.0],
-                [x + 0.5, 0.0, 0.0],
+                [x, y, 0.0],
+                [x + 0.5, y - 1.0, 0.0],
                 [0.0, 4.0, 9.0, 25.0][i % 4] + i as f32,
             )
         })
