@@ -124,12 +124,15 @@ pub(super) fn flip_scan_batch(
             counts[i] += usize::from(bits != 0);
         });
     }
+    // As the group's own loop does, the lists and sets of the observers ahead are asked for while
+    // an observer's flips are recorded, but two ahead (the first observer asks for the second's
+    // too), `next` after the last: measured against one ahead (`scenario` uniform 50k, one
+    // thread, eight alternating runs, stop 54): 26.2–26.9 → 25.9–26.9 ms, medians 26.6 → 26.2;
+    // uniform 10k and crowded 2k within the noise (three runs each).
+    ask_for(lists, sets, 1, next);
     for (i, &o) in os.iter().enumerate() {
-        // As the group's own loop does: the next observer's list and set while this one's flips
-        // are recorded.
-        if let Some((list, set)) = first_of(&lists[i + 1..], &sets[i + 1..], next) {
-            prefetch(list);
-            prefetch(set);
+        if i + 2 <= os.len() {
+            ask_for(lists, sets, i + 2, next);
         }
         let (mut flips, ..) = scratch.flips(view, o, &mut lists[i]);
         for run in &runs[i * row..i * row + counts[i]] {
@@ -139,6 +142,17 @@ pub(super) fn flip_scan_batch(
         flips.merge(&mut sets[i]);
     }
     scratch.flip_runs = runs;
+}
+
+/// Hints the CPU to bring observer `k`'s list and set of a batch (`next`'s past its end) into
+/// cache.
+#[inline(always)]
+fn ask_for(lists: &[Vec<u32>], sets: &[Vec<Entity>], k: usize, next: Option<(&[u32], &[Entity])>) {
+    let k = k.min(lists.len());
+    if let Some((list, set)) = first_of(&lists[k..], &sets[k..], next) {
+        prefetch(list);
+        prefetch(set);
+    }
 }
 
 /// A run of members (from `first`, in `cell`) with flips of one observer of a
