@@ -286,7 +286,7 @@ impl Positions {
         with_z: bool,
         mut hits: impl FnMut(usize, usize, u64, u64),
     ) {
-        let mut masks = [[[0u64; 1]; 2]; FLIP_BATCH];
+        let mut masks = [(0u64, 0u64); FLIP_BATCH];
         let masks = &mut masks[..views.len()];
         self.runs(0..self.len, |start, blocks, valid| {
             if with_z {
@@ -294,7 +294,7 @@ impl Positions {
             } else {
                 disc_masks_many::<false>(blocks, views, masks);
             }
-            for (i, &[[in_now], [in_start]]) in masks.iter().enumerate() {
+            for (i, &(in_now, in_start)) in masks.iter().enumerate() {
                 let (in_now, in_start) = (in_now & valid, in_start & valid);
                 hits(i, start, in_now ^ in_start, in_now);
             }

@@ -128,7 +128,7 @@ pub(super) fn disc_masks_both_ways<const WITH_Z: bool>(
 pub(super) fn disc_masks_many<const WITH_Z: bool>(
     blocks: &[Block],
     views: &[([f32; 3], [f32; 3], f32)],
-    masks: &mut [[[u64; 1]; 2]],
+    masks: &mut [(u64, u64)],
 ) {
     #[cfg(target_arch = "x86_64")]
     if avx::available() {
@@ -136,8 +136,7 @@ pub(super) fn disc_masks_many<const WITH_Z: bool>(
         return;
     }
     for (out, &(now, start, r2)) in masks.iter_mut().zip(views) {
-        let (in_now, in_start) = disc_masks::<WITH_Z>(blocks, (At::Now, now), (At::Start, start), Radius::Same(r2));
-        *out = [[in_now], [in_start]];
+        *out = disc_masks::<WITH_Z>(blocks, (At::Now, now), (At::Start, start), Radius::Same(r2));
     }
 }
 

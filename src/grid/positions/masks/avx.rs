@@ -26,7 +26,7 @@ pub(super) fn available() -> bool {
 pub(super) fn flip_masks_checked<const WITH_Z: bool>(
     blocks: &[Block],
     views: &[([f32; 3], [f32; 3], f32)],
-    masks: &mut [[[u64; 1]; 2]],
+    masks: &mut [(u64, u64)],
 ) {
     debug_assert!(available(), "AVX should be detected before its masks are asked for");
     #[expect(
@@ -45,7 +45,7 @@ pub(super) fn flip_masks_checked<const WITH_Z: bool>(
 /// observers, two blocks at a time, the last one alone when they are odd. Plain loops rather
 /// than `array::map`, which is not compiled for AVX and was called out of line for every block.
 #[target_feature(enable = "avx")]
-fn flip_masks<const WITH_Z: bool>(blocks: &[Block], views: &[([f32; 3], [f32; 3], f32)], masks: &mut [[[u64; 1]; 2]]) {
+fn flip_masks<const WITH_Z: bool>(blocks: &[Block], views: &[([f32; 3], [f32; 3], f32)], masks: &mut [(u64, u64)]) {
     let (paired, odd) = blocks.split_at(blocks.len() & !1);
     for (out, &(now, start, r2)) in masks.iter_mut().zip(views) {
         let (mut in_now, mut in_start) = (0u64, 0u64);
@@ -63,7 +63,7 @@ fn flip_masks<const WITH_Z: bool>(blocks: &[Block], views: &[([f32; 3], [f32; 3]
             in_now |= within(distance4::<WITH_Z>(&block.now, now));
             in_start |= within(distance4::<WITH_Z>(&block.start, start));
         }
-        *out = [[in_now], [in_start]];
+        *out = (in_now, in_start);
     }
 }
 
