@@ -212,10 +212,7 @@ pub(crate) fn observer_group(
         }
         // The next observer's list and set live elsewhere on the heap and are read first thing:
         // ask for them now, while this observer's scan runs.
-        if let Some((list, set)) = first_of(&out.lists[i + 1..], &out.sets[i + 1..], out.next) {
-            prefetch(list);
-            prefetch(set);
-        }
+        ask_for(out.lists, out.sets, i + 1, out.next);
         let (o, list, set) = (observers[i], &mut out.lists[i], &mut out.sets[i]);
         if view.slots[o as usize].stepping() {
             flip_scan(view, o, &cells, list, set, scratch);
@@ -225,6 +222,17 @@ pub(crate) fn observer_group(
         i += 1;
     }
     scratch.cells = cells;
+}
+
+/// Hints the CPU to bring the list and set of observer `k` of `lists` and `sets` (`next`'s past
+/// their end) into cache.
+#[inline(always)]
+fn ask_for(lists: &[Vec<u32>], sets: &[Vec<Entity>], k: usize, next: Option<(&[u32], &[Entity])>) {
+    let k = k.min(lists.len());
+    if let Some((list, set)) = first_of(&lists[k..], &sets[k..], next) {
+        prefetch(list);
+        prefetch(set);
+    }
 }
 
 /// The first of `lists` and `sets` (the next observers' to scan), else `or`.

@@ -9,7 +9,7 @@ use core::ops::Range;
 use bevy_ecs::entity::Entity;
 
 use super::{
-    Enters, TaskBuffers, View, first_of, scan_cells,
+    Enters, TaskBuffers, View, ask_for, scan_cells,
     target::{judge_clean_observers, judge_into, judges_every_seer},
 };
 use crate::{
@@ -17,7 +17,6 @@ use crate::{
     grid::{Cell, FLIP_BATCH, FlipShape},
     index::Seer,
     lists::remove_seen,
-    prefetch::prefetch,
     slot::Slot,
     visibility::{ObserverState, TargetState},
 };
@@ -142,17 +141,6 @@ pub(super) fn flip_scan_batch(
         flips.merge(&mut sets[i]);
     }
     scratch.flip_runs = runs;
-}
-
-/// Hints the CPU to bring observer `k`'s list and set of a batch (`next`'s past its end) into
-/// cache.
-#[inline(always)]
-fn ask_for(lists: &[Vec<u32>], sets: &[Vec<Entity>], k: usize, next: Option<(&[u32], &[Entity])>) {
-    let k = k.min(lists.len());
-    if let Some((list, set)) = first_of(&lists[k..], &sets[k..], next) {
-        prefetch(list);
-        prefetch(set);
-    }
 }
 
 /// A run of members (from `first`, in `cell`) with flips of one observer of a
