@@ -135,6 +135,16 @@ pub(super) fn disc_masks_many<const WITH_Z: bool>(
         avx::flip_masks_checked::<WITH_Z>(blocks, views, masks);
         return;
     }
+    disc_masks_many_sse::<WITH_Z>(blocks, views, masks);
+}
+
+/// [`disc_masks_many`] without AVX: [`disc_masks`] of each observer in turn.
+#[inline(always)]
+pub(super) fn disc_masks_many_sse<const WITH_Z: bool>(
+    blocks: &[Block],
+    views: &[([f32; 3], [f32; 3], f32)],
+    masks: &mut [(u64, u64)],
+) {
     for (out, &(now, start, r2)) in masks.iter_mut().zip(views) {
         *out = disc_masks::<WITH_Z>(blocks, (At::Now, now), (At::Start, start), Radius::Same(r2));
     }

@@ -219,7 +219,13 @@ fn flips_many_answers_as_each_observers_own_flip_scan() {
     }
 }
 
-fn flips_many_answers_as_each_observers_own(with_z: bool, len: usize) {
+/// A batched flip scan's observer: its position now, at the start of the tick, and its squared
+/// radius.
+type FlipView = ([f32; 3], [f32; 3], f32);
+
+/// The members of [`points`] with start positions a lattice step away, the last `150 - len`
+/// removed again, and a batch of observers.
+fn batch_world(with_z: bool, len: usize) -> (Positions, Vec<FlipView>) {
     let mut members = points(150, with_z);
     // Start positions a lattice step away, so some members cross each disc's edge.
     for (i, m) in members.iter_mut().enumerate() {
@@ -235,7 +241,7 @@ fn flips_many_answers_as_each_observers_own(with_z: bool, len: usize) {
         pos.swap_remove(i);
     }
     // Observers at different points, steps and radii (one at exactly a lattice distance).
-    let all: Vec<([f32; 3], [f32; 3], f32)> = (0..FLIP_BATCH)
+    let all: Vec<FlipView> = (0..FLIP_BATCH)
         .map(|i| {
             let (x, y) = ((i % 8) as f32 - 3.0, if i < 8 { 1.0 } else { -1.0 });
             (
@@ -245,6 +251,11 @@ fn flips_many_answers_as_each_observers_own(with_z: bool, len: usize) {
             )
         })
         .collect();
+    (pos, all)
+}
+
+fn flips_many_answers_as_each_observers_own(with_z: bool, len: usize) {
+    let (pos, all) = batch_world(with_z, len);
     for n in [1, 2, FLIP_BATCH] {
         let views = &all[..n];
         let mut got = vec![Vec::new(); n];
@@ -265,6 +276,32 @@ fn flips_many_answers_as_each_observers_own(with_z: bool, len: usize) {
                 got[i], want,
                 "with_z {with_z}, {len} members: observer {i} of {n} should get its own flip \
                  scan's flips, in order"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_batch_tests_answer_alike_with_avx_and_without() {
+    // On a CPU without AVX both are the SSE tests; with it, the AVX tests against the SSE ones,
+    // every run (even and odd numbers of blocks), stale lanes included.
+    for (with_z, len) in [(true, 142), (false, 142), (true, 137), (false, 137)] {
+        let (pos, views) = batch_world(with_z, len);
+        for run in pos.blocks.chunks(MASK_BITS / LANES) {
+            let (mut chosen, mut sse) = ([(0, 0); FLIP_BATCH], [(0, 0); FLIP_BATCH]);
+            if with_z {
+                disc_masks_many::<true>(run, &views, &mut chosen);
+                masks::disc_masks_many_sse::<true>(run, &views, &mut sse);
+            } else {
+                disc_masks_many::<false>(run, &views, &mut chosen);
+                masks::disc_masks_many_sse::<false>(run, &views, &mut sse);
+            }
+            assert_eq!(
+                chosen,
+                sse,
+                "with_z {with_z}, {len} members, a run of {} blocks: the masks should not depend \
+                 on the instruction set",
+                run.len()
             );
         }
     }
