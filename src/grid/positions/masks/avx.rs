@@ -6,12 +6,11 @@
 //! same bit for bit.
 
 use core::arch::x86_64::{
-    __m128, __m256, _CMP_LE_OQ, _mm_add_ps, _mm_cmp_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_mul_ps, _mm_set1_ps,
-    _mm_sub_ps, _mm256_add_ps, _mm256_cmp_ps, _mm256_movemask_ps, _mm256_mul_ps, _mm256_set_m128, _mm256_set1_ps,
-    _mm256_sub_ps,
+    __m128, __m256, _CMP_LE_OQ, _mm_loadu_ps, _mm256_add_ps, _mm256_cmp_ps, _mm256_movemask_ps, _mm256_mul_ps,
+    _mm256_set_m128, _mm256_set1_ps, _mm256_sub_ps,
 };
 
-use super::{Block, LANES};
+use super::{Block, LANES, lanes_within};
 
 /// Whether this CPU has AVX (detected once, then read from a cached flag).
 #[inline(always)]
@@ -58,10 +57,10 @@ fn flip_masks<const WITH_Z: bool>(blocks: &[Block], views: &[([f32; 3], [f32; 3]
             in_start |= within(distance8::<WITH_Z>(&lo.start, &hi.start, start));
         }
         if let [block] = odd {
-            let (r2_4, shift) = (_mm_set1_ps(r2), paired.len() * LANES);
-            let within = |d| u64::from(_mm_movemask_ps(_mm_cmp_ps::<_CMP_LE_OQ>(d, r2_4)) as u32) << shift;
-            in_now |= within(distance4::<WITH_Z>(&block.now, now));
-            in_start |= within(distance4::<WITH_Z>(&block.start, start));
+            // The SSE test of the other paths (inlined here, so compiled for AVX too).
+            let (r2, shift) = ([r2; LANES], paired.len() * LANES);
+            in_now |= u64::from(lanes_within::<WITH_Z>(&block.now, now, &r2)) << shift;
+            in_start |= u64::from(lanes_within::<WITH_Z>(&block.start, start, &r2)) << shift;
         }
         *out = (in_now, in_start);
     }
@@ -79,20 +78,6 @@ fn distance8<const WITH_Z: bool>(lo: &[[f32; LANES]; 3], hi: &[[f32; LANES]; 3],
     }
     let dz = _mm256_sub_ps(_mm256_set_m128(load(&hi[2]), load(&lo[2])), _mm256_set1_ps(p[2]));
     _mm256_add_ps(d, _mm256_mul_ps(dz, dz))
-}
-
-/// The squared distances of one block's members from `p` (the odd block of a run).
-#[target_feature(enable = "avx")]
-#[inline]
-fn distance4<const WITH_Z: bool>(axes: &[[f32; LANES]; 3], p: [f32; 3]) -> __m128 {
-    let dx = _mm_sub_ps(load(&axes[0]), _mm_set1_ps(p[0]));
-    let dy = _mm_sub_ps(load(&axes[1]), _mm_set1_ps(p[1]));
-    let d = _mm_add_ps(_mm_mul_ps(dx, dx), _mm_mul_ps(dy, dy));
-    if !WITH_Z {
-        return d;
-    }
-    let dz = _mm_sub_ps(load(&axes[2]), _mm_set1_ps(p[2]));
-    _mm_add_ps(d, _mm_mul_ps(dz, dz))
 }
 
 /// The four `f32`s of `v` as a vector.
