@@ -196,6 +196,7 @@ impl PairEngine {
             },
         );
         self.taken_sets.clear();
+        // What the changed observers see now (their lists back in the index) counts.
         if let Some(watch) = &mut self.watch {
             for &o in &self.groups.order {
                 let slot = &index.slots[o as usize];
@@ -296,7 +297,10 @@ impl PairEngine {
         }
     }
 
-    fn recompute_observers(&mut self, index: &mut AoiIndex, pool: Option<&TaskPool>, tasks: usize) {
+    /// Scans the changed observers by cell group ([`scan::observer_group`]) in `tasks` parts of
+    /// `groups.order`, on `pool`, editing the taken lists and sets; [`Self::run`] puts the lists
+    /// back into the index.
+    fn recompute_observers(&mut self, index: &AoiIndex, pool: Option<&TaskPool>, tasks: usize) {
         let view = View::of(index);
         let total = self.groups.order.len();
         let per_task = total.div_ceil(tasks).max(1);
