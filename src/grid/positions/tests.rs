@@ -179,11 +179,7 @@ fn flips_both_ways_answer_as_the_scalar_distance_tests_with_both_radii() {
 
 #[test]
 fn rect_flips_answer_as_the_scalar_rectangle_test_including_at_the_edges() {
-    let mut members = points(150, true);
-    // Start positions a lattice step away, so some members cross an edge.
-    for (i, m) in members.iter_mut().enumerate() {
-        m.start_p = [m.p[0] + (i % 3) as f32 - 1.0, m.p[1] + (i % 5) as f32 - 2.0, m.p[2]];
-    }
+    let members = stepping_points(150, true);
     let mut pos = Positions::default();
     pos.rebuild(&members);
     let (now, start) = ([0.0, 0.0, 0.0], [1.0, -1.0, 0.0]);
@@ -191,9 +187,9 @@ fn rect_flips_answer_as_the_scalar_rectangle_test_including_at_the_edges() {
         for range in [0..150, 3..150, 64..129, 5..6] {
             let (mut flips, mut inside) = (Vec::new(), Vec::new());
             pos.flips(range.clone(), now, start, FlipShape::Rect(half), true, |first, f, i| {
-                for j in (0..64).filter(|j| (f >> j) & 1 != 0) {
-                    flips.push(first + j);
-                    inside.push((i >> j) & 1 != 0);
+                for (member, entering) in flips_of(first, f, i) {
+                    flips.push(member);
+                    inside.push(entering);
                 }
             });
             let at = |p, q| crate::visibility::in_rect(p, half, q);
@@ -212,11 +208,31 @@ fn rect_flips_answer_as_the_scalar_rectangle_test_including_at_the_edges() {
 
 #[test]
 fn flips_many_answers_as_each_observers_own_flip_scan() {
-    // 142 members end in a run of four blocks, 137 in a run of three (AVX tests blocks in pairs,
-    // then the odd one alone).
-    for (with_z, len) in [(true, 142), (false, 142), (true, 137), (false, 137)] {
+    for (with_z, len) in BATCH_WORLDS {
         flips_many_answers_as_each_observers_own(with_z, len);
     }
+}
+
+/// The worlds of [`batch_world`] the batch's tests run on, with and without z: 142 members end
+/// in a run of four blocks, 137 in a run of three (AVX tests blocks in pairs, then the odd one
+/// alone).
+const BATCH_WORLDS: [(bool, usize); 4] = [(true, 142), (false, 142), (true, 137), (false, 137)];
+
+/// [`points`] with start positions a lattice step away, so some members cross each view's edge.
+fn stepping_points(n: usize, with_z: bool) -> Vec<Member> {
+    let mut members = points(n, with_z);
+    for (i, m) in members.iter_mut().enumerate() {
+        m.start_p = [m.p[0] + (i % 3) as f32 - 1.0, m.p[1] + (i % 5) as f32 - 2.0, m.p[2]];
+    }
+    members
+}
+
+/// The flips a scan reports for a run from `first` (bit `j` of `flips` and `inside` for member
+/// `first + j`): each flipped member's index and whether it is in the view now.
+fn flips_of(first: usize, flips: u64, inside: u64) -> impl Iterator<Item = (usize, bool)> {
+    (0..64)
+        .filter(move |j| (flips >> j) & 1 != 0)
+        .map(move |j| (first + j, (inside >> j) & 1 != 0))
 }
 
 /// A batched flip scan's observer: its position now, at the start of the tick, and its squared
@@ -226,11 +242,7 @@ type FlipView = ([f32; 3], [f32; 3], f32);
 /// The members of [`points`] with start positions a lattice step away, the last `150 - len`
 /// removed again, and a batch of observers.
 fn batch_world(with_z: bool, len: usize) -> (Positions, Vec<FlipView>) {
-    let mut members = points(150, with_z);
-    // Start positions a lattice step away, so some members cross each disc's edge.
-    for (i, m) in members.iter_mut().enumerate() {
-        m.start_p = [m.p[0] + (i % 3) as f32 - 1.0, m.p[1] + (i % 5) as f32 - 2.0, m.p[2]];
-    }
+    let mut members = stepping_points(150, with_z);
     // The last members removed again: their lanes keep stale values that would flip.
     for m in &mut members[len..] {
         (m.p, m.start_p) = ([0.0, 1.0, 0.0], [30.0, 30.0, 0.0]);
@@ -260,16 +272,12 @@ fn flips_many_answers_as_each_observers_own(with_z: bool, len: usize) {
         let views = &all[..n];
         let mut got = vec![Vec::new(); n];
         pos.flips_many(views, with_z, |i, first, f, inside| {
-            for j in (0..64).filter(|j| (f >> j) & 1 != 0) {
-                got[i].push((first + j, (inside >> j) & 1 != 0));
-            }
+            got[i].extend(flips_of(first, f, inside));
         });
         for (i, &(now, start, r2)) in views.iter().enumerate() {
             let mut want = Vec::new();
             pos.flips(0..len, now, start, FlipShape::Disc(r2), with_z, |first, f, inside| {
-                for j in (0..64).filter(|j| (f >> j) & 1 != 0) {
-                    want.push((first + j, (inside >> j) & 1 != 0));
-                }
+                want.extend(flips_of(first, f, inside));
             });
             assert!(!want.is_empty(), "observer {i} of {n} should have flips to compare");
             assert_eq!(
@@ -285,7 +293,7 @@ fn flips_many_answers_as_each_observers_own(with_z: bool, len: usize) {
 fn the_batch_tests_answer_alike_with_avx_and_without() {
     // On a CPU without AVX both are the SSE tests; with it, the AVX tests against the SSE ones,
     // every run (even and odd numbers of blocks), stale lanes included.
-    for (with_z, len) in [(true, 142), (false, 142), (true, 137), (false, 137)] {
+    for (with_z, len) in BATCH_WORLDS {
         let (pos, views) = batch_world(with_z, len);
         for run in pos.blocks.chunks(MASK_BITS / LANES) {
             let (mut chosen, mut sse) = ([(0, 0); FLIP_BATCH], [(0, 0); FLIP_BATCH]);
