@@ -125,7 +125,8 @@ pub struct AoiInstance(pub u32);
 ///
 /// Added to an entity that is already seen, it is filled with the current observers in the
 /// next AOI update. Order: deterministic (the order the observers started seeing it, with
-/// swap-removal on leave). Costs: [`contains`](Self::contains) is a linear scan, `O(n)`.
+/// swap-removal on leave). Costs: [`contains`](Self::contains) is a linear scan, `O(n)`; the
+/// others are `O(1)`.
 #[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(
     feature = "bevy_reflect",
@@ -143,17 +144,17 @@ impl Watchers {
         self.observers.contains(&observer)
     }
 
-    /// The observers that see this entity.
+    /// The observers that see this entity. `O(1)` to start, `O(1)` a step.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = Entity> + '_ {
         self.observers.iter().copied()
     }
 
-    /// How many observers see this entity.
+    /// How many observers see this entity. `O(1)`.
     pub fn len(&self) -> usize {
         self.observers.len()
     }
 
-    /// Whether nobody sees this entity.
+    /// Whether nobody sees this entity. `O(1)`.
     pub fn is_empty(&self) -> bool {
         self.observers.is_empty()
     }
