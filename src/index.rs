@@ -33,7 +33,7 @@ use crate::{
     config::{AoiBounds, CellSize, IndexKind, Plane},
     grid::{Grid, Member},
     radix::KeySort,
-    slot::{Change, Slot, observer_of},
+    slot::{Change, OldView, Slot, observer_of},
     visibility::{ObserverState, sees},
     wide::WideObservers,
 };
@@ -54,6 +54,10 @@ pub(crate) struct AoiIndex {
     /// started; its entry here is stale). Kept apart so that a slot fits a cache line (measured
     /// in `PERFORMANCE.md`, stop 32); read by the flip scans and the grid moves.
     pub starts: Vec<[f32; 3]>,
+    /// Per slot on the shortlist with [`Slot::view_changed`]: its view at the start of this tick
+    /// (any other entry is stale; a changed slot that only moved has its slot's view,
+    /// [`OldView::at_start`]).
+    pub old_views: Vec<OldView>,
     free_slots: Vec<u32>,
     by_entity: EntitySlots,
     /// Per slot: the slots it sees now, in no particular order.
@@ -81,8 +85,9 @@ pub(crate) struct AoiIndex {
     /// Per slot: where its start-of-update record is in `turns` if it turned this update
     /// ([`reasons`]), else `reasons::NOT_TURNED`.
     turned: Vec<u32>,
-    /// The start-of-update records of the slots that turned, kept until the messages are written.
-    turns: Vec<Change>,
+    /// The slots that turned, with their views at the start of the update, kept until the
+    /// messages are written.
+    turns: Vec<(u32, OldView)>,
     /// Multiset of observer radii (as bits; positive floats order like their bits).
     radii: BTreeMap<u32, u32>,
     /// Per instance: the indexed `Always`-visible slots, in the order they became so.
@@ -143,6 +148,7 @@ impl AoiIndex {
             slots: Vec::new(),
             entities: Vec::new(),
             starts: Vec::new(),
+            old_views: Vec::new(),
             free_slots: Vec::new(),
             by_entity: EntitySlots::default(),
             lists: Vec::new(),
@@ -286,6 +292,7 @@ impl AoiIndex {
                 s
             }
             None => {
+                self.old_views.push(OldView::of(&slot));
                 self.slots.push(slot);
                 self.entities.push(entity);
                 self.starts.push([0.0; 3]);
@@ -351,7 +358,9 @@ impl AoiIndex {
             + self.free_slots.capacity() * size_of::<u32>()
             + self.by_entity.heap_bytes()
             + self.lists.capacity() * size_of::<Vec<u32>>()
-            + (self.changes.capacity() + self.spare_changes.capacity() + self.turns.capacity()) * size_of::<Change>()
+            + (self.changes.capacity() + self.spare_changes.capacity()) * size_of::<Change>()
+            + self.old_views.capacity() * size_of::<OldView>()
+            + self.turns.capacity() * size_of::<(u32, OldView)>()
             + self.change_keys.heap_bytes()
             + self.moves.heap_bytes()
             + (self.turned.capacity() + self.unsettled.capacity()) * size_of::<u32>()

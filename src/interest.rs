@@ -67,7 +67,7 @@ use crate::{
     parallel::{join, run_jobs},
     prefetch::prefetch,
     scan::{self, Out, TaskBuffers, View},
-    slot::Change,
+    slot::{Change, OldView},
     watch::WatchTracker,
 };
 
@@ -157,7 +157,9 @@ impl PairEngine {
             // layers they had; what they see after the recompute counts below. The view layer
             // counts for the observers it owns.
             for ch in &index.changes {
-                if watch.counts(ch.old_rules.member) && !index.slots[ch.slot as usize].owned() {
+                let slot = &index.slots[ch.slot as usize];
+                let old = OldView::at_start(ch.slot, slot, &index.old_views);
+                if watch.counts(old.rules.member) && !slot.owned() {
                     let list = &index.lists[ch.slot as usize];
                     list.iter().for_each(|&t| watch.dec(index.entities[t as usize]));
                 }

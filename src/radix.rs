@@ -58,8 +58,8 @@ impl KeySort {
     /// Sorts `items` like [`sort_by_u32_key`], but moves each item once: the radix passes run
     /// over `(key, place)` pairs (8 bytes each, cached where the items are not), then the items
     /// are gathered in that order into `spare` (their two buffers swap). For items much larger
-    /// than their key, such as the shortlist's 52-byte records: uniform 50k, ~1.28 → ~0.76 ms an
-    /// update (phase timers).
+    /// than their key, such as the shortlist's records when they were 52 bytes: uniform 50k,
+    /// ~1.28 → ~0.76 ms an update (phase timers).
     pub fn sort<T: Copy>(&mut self, items: &mut Vec<T>, spare: &mut Vec<T>, key: impl Fn(&T) -> u32) {
         // Already sorted (the common shortlist): one read-only pass, not a second in
         // `sort_by_u32_key`.

@@ -22,7 +22,7 @@ use crate::{
     parallel::run_jobs,
     prefetch::{AHEAD, prefetch},
     rules::AoiVisibility,
-    slot::{Change, STEP_SLACK, Slot},
+    slot::{Change, OldView, STEP_SLACK, Slot},
     visibility::{always_in, dist2, scan_layers},
 };
 
@@ -109,7 +109,8 @@ impl AoiIndex {
             self.update_always(i);
             let ch = &self.changes[i];
             let (seen, slot) = (self.lists[ch.slot as usize].len(), &mut self.slots[ch.slot as usize]);
-            if let Some(step) = classify(ch, seen, slot, steps, &mut self.step_limit) {
+            let old = OldView::at_start(ch.slot, slot, &self.old_views);
+            if let Some(step) = classify(ch, &old, seen, slot, steps, &mut self.step_limit) {
                 largest = largest.max(step);
                 stepped += 1;
             }
@@ -158,7 +159,7 @@ impl AoiIndex {
     /// and those that move, with their new cell keys, into its [`MovePlan`].
     fn plan_runs(&mut self, steps: &StepRules, pool: &TaskPool, per_owner: usize) {
         let per_run = self.changes.len().div_ceil(pool.thread_num()).max(1);
-        let (grid, lists) = (&self.grid, &self.lists[..]);
+        let (grid, lists, old_views) = (&self.grid, &self.lists[..], &self.old_views[..]);
         let mut slots = &mut self.slots[..];
         let mut jobs: SmallVec<[_; 16]> = SmallVec::new();
         let (mut first, mut base) = (0, 0);
@@ -176,10 +177,12 @@ impl AoiIndex {
                     grid.prefetch_cell(slots[ahead.slot as usize - base].cell);
                 }
                 let slot = &mut slots[ch.slot as usize - base];
-                if always_in(&ch.old_target()) != always_in(&slot.target()) {
+                let old = OldView::at_start(ch.slot, slot, old_views);
+                if always_in(&old.target(ch.old_p)) != always_in(&slot.target()) {
                     plan.always.push((first + j) as u32);
                 }
-                if let Some(step) = classify(ch, lists[ch.slot as usize].len(), slot, steps, &mut plan.counts) {
+                let seen = lists[ch.slot as usize].len();
+                if let Some(step) = classify(ch, &old, seen, slot, steps, &mut plan.counts) {
                     plan.largest = plan.largest.max(step);
                     plan.stepped += 1;
                 }
@@ -330,7 +333,8 @@ impl AoiIndex {
     fn update_always(&mut self, i: usize) {
         let ch = &self.changes[i];
         let slot = &self.slots[ch.slot as usize];
-        let (was, is) = (always_in(&ch.old_target()), always_in(&slot.target()));
+        let old = OldView::at_start(ch.slot, slot, &self.old_views);
+        let (was, is) = (always_in(&old.target(ch.old_p)), always_in(&slot.target()));
         if was == is {
             return;
         }
@@ -394,13 +398,21 @@ fn member_of(slots: &[Slot], starts: &[[f32; 3]], entities: &[Entity], s: u32) -
     }
 }
 
-/// Sorts change `ch` of the shortlist, whose observer saw `seen` targets and is `slot` now, into a
-/// stepping observer, a stepping target or a jumped target
-/// ([`Slot::stepping`], [`Slot::jumped`]), its move counted in `counts`; its step if it stepped.
+/// Sorts change `ch` of the shortlist, whose view was `old` at the start of the tick, whose
+/// observer saw `seen` targets and is `slot` now, into a stepping observer, a stepping target or
+/// a jumped target ([`Slot::stepping`], [`Slot::jumped`]), its move counted in `counts`; its step
+/// if it stepped.
 #[inline(always)]
-fn classify(ch: &Change, seen: usize, slot: &mut Slot, rules: &StepRules, counts: &mut StepLimit) -> Option<f32> {
+fn classify(
+    ch: &Change,
+    old: &OldView,
+    seen: usize,
+    slot: &mut Slot,
+    rules: &StepRules,
+    counts: &mut StepLimit,
+) -> Option<f32> {
     let step = dist2(ch.old_p, slot.p).sqrt();
-    let moved = ch.old_in && slot.in_grid() && ch.old_rules == slot.rules;
+    let moved = old.in_grid && slot.in_grid() && old.rules == slot.rules;
     // A step of length zero (a standing observer of a busy cell, or a change of radius
     // alone) is not a move for the step limit.
     if moved && step > 0.0 {
@@ -412,9 +424,9 @@ fn classify(ch: &Change, seen: usize, slot: &mut Slot, rules: &StepRules, counts
     // own), but does not judge the clean observers as a target over its whole window.
     let stepping = steps
         && (!slot.wide() || (slot.rect.is_none() && slot.r2.is_finite()))
-        && ch.old_r2 >= 0.0
-        && ch.old_r2.to_bits() == slot.r2.to_bits()
-        && ch.old_rect == slot.rect
+        && old.r2 >= 0.0
+        && old.r2.to_bits() == slot.r2.to_bits()
+        && old.rect == slot.rect
         && seen >= rules.flip_scan_min_seen;
     slot.set_stepping(stepping);
     slot.set_flip_scans_as_target(

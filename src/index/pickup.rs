@@ -11,7 +11,7 @@ use bevy_ecs::entity::Entity;
 use super::AoiIndex;
 use crate::{
     components::Position,
-    slot::{Change, Flag, Sight, bad_input, bad_position},
+    slot::{Change, Flag, OldView, Sight, bad_input, bad_position},
     visibility::{Rules, rect_r2},
 };
 
@@ -88,6 +88,12 @@ impl AoiIndex {
             slot.p = p;
             return;
         }
+        // The view it had at the start of the tick, before its first change of view this tick.
+        if !slot.view_changed() {
+            slot.set_view_changed(true);
+            self.old_views[s as usize] = OldView::of(slot);
+        }
+        let slot = &mut self.slots[s as usize];
         // The radius count and the wide list change only with the radius or observer-ness (most
         // changes are moves: no map edit for them).
         let was = (slot.is_observer(), slot.radius.to_bits());
@@ -199,5 +205,44 @@ fn remove_radius(radii: &mut BTreeMap<u32, u32>, bits: u32) {
     *count -= 1;
     if *count == 0 {
         radii.remove(&bits);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bevy_ecs::entity::{EntityGeneration, EntityIndex};
+
+    use super::*;
+    use crate::config::{CellSize, IndexKind, Plane};
+
+    #[test]
+    fn a_slot_whose_view_changes_twice_in_a_tick_keeps_the_view_it_started_with() {
+        let mut index = AoiIndex::new(Plane::XY, IndexKind::Grid, CellSize::Fixed(10.0), None, true);
+        let index_of = EntityIndex::from_raw_u32(3).expect("a small index should be valid");
+        let entity = Entity::from_index_and_generation(index_of, EntityGeneration::FIRST);
+        let at = Position::new(1.0, 2.0);
+        let observe = |index: &mut AoiIndex, radius: f32| {
+            index.observe(entity, Some((&at, Sight::Radius(radius), Rules::default(), false)));
+        };
+        observe(&mut index, 5.0);
+        index.apply_changes(0, 1.0, None);
+        index.end_tick();
+        let s = index.slot_of(entity).expect("the entity should have a slot");
+        observe(&mut index, 7.0);
+        observe(&mut index, 9.0);
+        let old = OldView::at_start(s, &index.slots[s as usize], &index.old_views);
+        assert_eq!(
+            (old.in_grid, old.r2),
+            (true, 25.0),
+            "the view at the start of the tick should be the one before both changes"
+        );
+        assert_eq!(index.slots[s as usize].r2, 81.0, "the slot should hold the latest view");
+        index.apply_changes(0, 1.0, None);
+        index.end_tick();
+        let slot = &index.slots[s as usize];
+        assert!(
+            !slot.view_changed(),
+            "the end of the tick should clear the flag, so the next tick starts from the slot"
+        );
     }
 }

@@ -10,7 +10,7 @@
 use super::AoiIndex;
 use crate::{
     messages::{EnterReason, LeaveReason},
-    slot::{Change, Slot},
+    slot::{OldView, Slot},
     visibility::{Rules, verdict},
 };
 
@@ -34,21 +34,21 @@ impl Moment {
         }
     }
 
-    fn before(change: &Change) -> Self {
+    fn before(old: &OldView) -> Self {
         Self {
-            indexed: change.old_in,
-            observer: change.old_in && change.old_r2 >= 0.0,
-            rules: change.old_rules,
+            indexed: old.in_grid,
+            observer: old.in_grid && old.r2 >= 0.0,
+            rules: old.rules,
         }
     }
 }
 
-/// Whether the slot changed more than its position or view since `change` was recorded.
-pub(super) fn turned(change: &Change, slot: &Slot) -> bool {
+/// Whether the slot changed more than its position or view since it had view `old`.
+pub(super) fn turned(old: &OldView, slot: &Slot) -> bool {
     !slot.has_position()
-        || slot.in_grid() != change.old_in
-        || slot.is_observer() != Moment::before(change).observer
-        || slot.rules != change.old_rules
+        || slot.in_grid() != old.in_grid
+        || slot.is_observer() != Moment::before(old).observer
+        || slot.rules != old.rules
 }
 
 impl AoiIndex {
@@ -56,7 +56,7 @@ impl AoiIndex {
     fn before(&self, s: u32) -> Moment {
         match self.turned[s as usize] {
             NOT_TURNED => Moment::now(&self.slots[s as usize]),
-            at => Moment::before(&self.turns[at as usize]),
+            at => Moment::before(&self.turns[at as usize].1),
         }
     }
 
@@ -145,17 +145,23 @@ impl AoiIndex {
     /// the tick resets the slot and clears the shortlist).
     #[inline]
     pub(super) fn record_if_turned(&mut self, i: usize) {
-        let ch = &self.changes[i];
-        if turned(ch, &self.slots[ch.slot as usize]) {
-            self.turned[ch.slot as usize] = self.turns.len() as u32;
-            self.turns.push(*ch);
+        let s = self.changes[i].slot;
+        let slot = &self.slots[s as usize];
+        // Every turn changes the view: a slot that only moved is done with one flag.
+        if !slot.view_changed() {
+            return;
+        }
+        let old = self.old_views[s as usize];
+        if turned(&old, slot) {
+            self.turned[s as usize] = self.turns.len() as u32;
+            self.turns.push((s, old));
         }
     }
 
     /// Forgets this update's turns once its messages are written.
     pub(super) fn forget_turns(&mut self) {
-        for ch in self.turns.drain(..) {
-            self.turned[ch.slot as usize] = NOT_TURNED;
+        for (s, _) in self.turns.drain(..) {
+            self.turned[s as usize] = NOT_TURNED;
         }
     }
 }

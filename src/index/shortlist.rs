@@ -156,7 +156,7 @@ impl AoiIndex {
             self.record_if_turned(i);
             let s = self.changes[i].slot as usize;
             let slot = &mut self.slots[s];
-            slot.clear(&[Flag::OnShortlist, Flag::Stepping, Flag::Jumped]);
+            slot.clear(&[Flag::OnShortlist, Flag::Stepping, Flag::Jumped, Flag::ViewChanged]);
             if slot.cell != NO_CELL {
                 slot.set_unsettled(true);
                 self.unsettled.push(s as u32);

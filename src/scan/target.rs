@@ -9,7 +9,7 @@ use crate::{
     grid::{Cell, Grid, Member},
     index::{Seer, Touches},
     rules::AoiVisibility,
-    slot::{Change, Slot, observer_of},
+    slot::{Change, OldView, Slot, observer_of},
     visibility::{ObserverState, TargetState, sees},
     wide::WideObservers,
 };
@@ -17,10 +17,10 @@ use crate::{
 /// The cells where the observers affected by one changed target are: around its old and new
 /// positions (within `reach`) in their instances, or every cell of an instance where it is or
 /// was `Always` visible. Each cell is listed once.
-fn target_cells(grid: &Grid, me: &Slot, ch: &Change, reach: f32, out: &mut Vec<u32>) {
+fn target_cells(grid: &Grid, me: &Slot, before: &TargetState, reach: f32, out: &mut Vec<u32>) {
     match (
         grid.observer_region(&me.target(), reach),
-        grid.observer_region(&ch.old_target(), reach),
+        grid.observer_region(before, reach),
     ) {
         (Some(a), Some(b)) if a.overlaps(&b) => grid.cells_around(me.cell, &a.union(&b), out),
         (Some(a), None) => grid.cells_around(me.cell, &a, out),
@@ -79,7 +79,10 @@ pub(crate) fn target(
         }
         return;
     }
-    let (now, before) = (me.target(), ch.old_target());
+    let (now, before) = (
+        me.target(),
+        OldView::at_start(ch.slot, me, view.old_views).target(ch.old_p),
+    );
     let mut judge = judge_into(
         ch.slot,
         (now, before),
@@ -138,7 +141,7 @@ pub(crate) fn target(
         .all(|&m| m != AoiVisibility::Always);
     let mut cells = core::mem::take(&mut scratch.cells);
     cells.clear();
-    target_cells(view.grid, me, ch, reach, &mut cells);
+    target_cells(view.grid, me, &before, reach, &mut cells);
     for &c in &cells {
         let cell = &view.grid.cells[c as usize];
         let instance = cell.key[3] as u32;
