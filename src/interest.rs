@@ -67,7 +67,7 @@ use crate::{
     parallel::{join, run_jobs},
     prefetch::prefetch,
     scan::{self, Out, TaskBuffers, View},
-    slot::Change,
+    slot::{Change, OldView},
     watch::WatchTracker,
 };
 
@@ -158,7 +158,7 @@ impl PairEngine {
             // counts for the observers it owns.
             for ch in &index.changes {
                 let slot = &index.slots[ch.slot as usize];
-                let old = index.old_views.at_start(ch.slot, slot);
+                let old = OldView::at_start(ch.slot, slot, &index.old_views);
                 if watch.counts(old.rules.member) && !slot.owned() {
                     let list = &index.lists[ch.slot as usize];
                     list.iter().for_each(|&t| watch.dec(index.entities[t as usize]));

@@ -28,7 +28,7 @@ use crate::{
     grid::{Cell, FLIP_BATCH, Grid, Member},
     index::{AoiIndex, Seer, Touches},
     prefetch::prefetch,
-    slot::{OldViews, Slot},
+    slot::{OldView, Slot},
     visibility::in_rect,
 };
 
@@ -125,8 +125,9 @@ pub(crate) struct View<'a> {
     pub entities: &'a [Entity],
     /// Each slot's position at the start of the tick.
     pub starts: &'a [[f32; 3]],
-    /// The views of the slots whose view changed this tick, at its start.
-    pub old_views: &'a OldViews,
+    /// The views of the slots whose view changed this tick, at its start
+    /// ([`OldView::at_start`]).
+    pub old_views: &'a [OldView],
     pub always: &'a BTreeMap<u32, Vec<u32>>,
     pub step_reach: f32,
     /// Where target scans mark the observers the view layer must look at, while it owns some.

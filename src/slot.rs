@@ -112,7 +112,7 @@ slot_flags! {
     /// became layered until the layer hands it back); the pair engine only keeps its list.
     Owned, owned, set_owned;
     /// On the shortlist with a view (indexed or not, radius, rectangle, rules) other than at the
-    /// start of the tick, which the index keeps ([`OldViews`]).
+    /// start of the tick, which the index keeps in its `old_views` ([`OldView`]).
     ViewChanged, view_changed, set_view_changed;
 }
 
@@ -247,7 +247,7 @@ impl Slot {
 
 /// A changed slot on the shortlist: its number and where it was at the start of the tick. The
 /// rest of what it was then is its [`OldView`]: its slot's own fields, unless its view changed
-/// this tick ([`Slot::view_changed`]; the index keeps the old one apart, [`OldViews`]). Most
+/// this tick ([`Slot::view_changed`]; the index keeps the old one apart, `old_views`). Most
 /// changes are moves, and every pass over the shortlist streams these records: 16 bytes instead
 /// of the 52 that held the view too. Measured the other way (`scenario`, `sparse_huge` 50k, one
 /// thread, four alternating runs): records padded to 100 bytes cost 4.19 → 4.35 ms an update.
@@ -289,6 +289,17 @@ impl OldView {
         }
     }
 
+    /// The view of changed slot `s` (`slot`) at the start of the tick: kept in `old_views`
+    /// when it changed, else its slot's now.
+    #[inline]
+    pub fn at_start(s: u32, slot: &Slot, old_views: &[OldView]) -> Self {
+        if slot.view_changed() {
+            old_views[s as usize]
+        } else {
+            Self::of(slot)
+        }
+    }
+
     /// The slot as a target at the start of the tick, at `p` (its [`Change::old_p`]).
     #[inline]
     pub fn target(&self, p: [f32; 3]) -> TargetState {
@@ -297,61 +308,6 @@ impl OldView {
             p,
             rules: self.rules,
         }
-    }
-}
-
-/// The views of this tick's slots whose view changed ([`Slot::view_changed`]), as they were at
-/// the start of the tick, in the order they changed; 4 bytes per slot for where each one's is.
-/// Most changes are moves, whose view is their slot's own.
-#[derive(Default)]
-pub(crate) struct OldViews {
-    /// Per slot: where its old view is in `views` (stale unless its view changed this tick).
-    at: Vec<u32>,
-    views: Vec<OldView>,
-}
-
-impl OldViews {
-    /// Room for one more slot.
-    pub fn push_slot(&mut self) {
-        self.at.push(0);
-    }
-
-    /// Keeps the view of slot `s` (`slot`, about to change its view) unless its view already
-    /// changed this tick: the first one is the tick's start. `O(1)`.
-    #[inline]
-    pub fn keep(&mut self, s: u32, slot: &mut Slot) {
-        if !slot.view_changed() {
-            slot.set_view_changed(true);
-            self.at[s as usize] = self.views.len() as u32;
-            self.views.push(OldView::of(slot));
-        }
-    }
-
-    /// The view of changed slot `s` (`slot`) at the start of the tick: the one kept when it
-    /// changed, else its slot's now. `O(1)`.
-    #[inline]
-    pub fn at_start(&self, s: u32, slot: &Slot) -> OldView {
-        if slot.view_changed() {
-            self.views[self.at[s as usize] as usize]
-        } else {
-            OldView::of(slot)
-        }
-    }
-
-    /// Forgets this tick's views (the slots' flags are cleared with them).
-    pub fn clear(&mut self) {
-        self.views.clear();
-    }
-
-    /// How many views this tick kept.
-    #[cfg(test)]
-    pub fn kept(&self) -> usize {
-        self.views.len()
-    }
-
-    /// Heap bytes held (capacities).
-    pub fn heap_bytes(&self) -> usize {
-        self.at.capacity() * size_of::<u32>() + self.views.capacity() * size_of::<OldView>()
     }
 }
 

@@ -109,7 +109,7 @@ impl AoiIndex {
             self.update_always(i);
             let ch = &self.changes[i];
             let (seen, slot) = (self.lists[ch.slot as usize].len(), &mut self.slots[ch.slot as usize]);
-            let old = self.old_views.at_start(ch.slot, slot);
+            let old = OldView::at_start(ch.slot, slot, &self.old_views);
             if let Some(step) = classify(ch, &old, seen, slot, steps, &mut self.step_limit) {
                 largest = largest.max(step);
                 stepped += 1;
@@ -159,7 +159,7 @@ impl AoiIndex {
     /// and those that move, with their new cell keys, into its [`MovePlan`].
     fn plan_runs(&mut self, steps: &StepRules, pool: &TaskPool, per_owner: usize) {
         let per_run = self.changes.len().div_ceil(pool.thread_num()).max(1);
-        let (grid, lists, old_views) = (&self.grid, &self.lists[..], &self.old_views);
+        let (grid, lists, old_views) = (&self.grid, &self.lists[..], &self.old_views[..]);
         let mut slots = &mut self.slots[..];
         let mut jobs: SmallVec<[_; 16]> = SmallVec::new();
         let (mut first, mut base) = (0, 0);
@@ -177,7 +177,7 @@ impl AoiIndex {
                     grid.prefetch_cell(slots[ahead.slot as usize - base].cell);
                 }
                 let slot = &mut slots[ch.slot as usize - base];
-                let old = old_views.at_start(ch.slot, slot);
+                let old = OldView::at_start(ch.slot, slot, old_views);
                 if always_in(&old.target(ch.old_p)) != always_in(&slot.target()) {
                     plan.always.push((first + j) as u32);
                 }
@@ -333,7 +333,7 @@ impl AoiIndex {
     fn update_always(&mut self, i: usize) {
         let ch = &self.changes[i];
         let slot = &self.slots[ch.slot as usize];
-        let old = self.old_views.at_start(ch.slot, slot);
+        let old = OldView::at_start(ch.slot, slot, &self.old_views);
         let (was, is) = (always_in(&old.target(ch.old_p)), always_in(&slot.target()));
         if was == is {
             return;

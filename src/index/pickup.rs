@@ -11,7 +11,7 @@ use bevy_ecs::entity::Entity;
 use super::AoiIndex;
 use crate::{
     components::Position,
-    slot::{Change, Flag, Sight, bad_input, bad_position},
+    slot::{Change, Flag, OldView, Sight, bad_input, bad_position},
     visibility::{Rules, rect_r2},
 };
 
@@ -89,7 +89,11 @@ impl AoiIndex {
             return;
         }
         // The view it had at the start of the tick, before its first change of view this tick.
-        self.old_views.keep(s, slot);
+        if !slot.view_changed() {
+            slot.set_view_changed(true);
+            self.old_views[s as usize] = OldView::of(slot);
+        }
+        let slot = &mut self.slots[s as usize];
         // The radius count and the wide list change only with the radius or observer-ness (most
         // changes are moves: no map edit for them).
         let was = (slot.is_observer(), slot.radius.to_bits());
@@ -226,20 +230,19 @@ mod tests {
         let s = index.slot_of(entity).expect("the entity should have a slot");
         observe(&mut index, 7.0);
         observe(&mut index, 9.0);
-        let old = index.old_views.at_start(s, &index.slots[s as usize]);
+        let old = OldView::at_start(s, &index.slots[s as usize], &index.old_views);
         assert_eq!(
             (old.in_grid, old.r2),
             (true, 25.0),
             "the view at the start of the tick should be the one before both changes"
         );
         assert_eq!(index.slots[s as usize].r2, 81.0, "the slot should hold the latest view");
-        assert_eq!(index.old_views.kept(), 1, "one view should be kept for one slot");
         index.apply_changes(0, 1.0, None);
         index.end_tick();
         let slot = &index.slots[s as usize];
         assert!(
-            !slot.view_changed() && index.old_views.kept() == 0,
-            "the end of the tick should clear the flag and forget the views it kept"
+            !slot.view_changed(),
+            "the end of the tick should clear the flag, so the next tick starts from the slot"
         );
     }
 }

@@ -151,7 +151,7 @@ impl AoiIndex {
         if !slot.view_changed() {
             return;
         }
-        let old = self.old_views.at_start(s, slot);
+        let old = self.old_views[s as usize];
         if turned(&old, slot) {
             self.turned[s as usize] = self.turns.len() as u32;
             self.turns.push((s, old));

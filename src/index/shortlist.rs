@@ -175,7 +175,6 @@ impl AoiIndex {
             }
         }
         self.changes.clear();
-        self.old_views.clear();
         self.step_reach = 0.0;
         debug_assert_eq!(
             self.narrow_observers,

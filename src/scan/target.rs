@@ -9,7 +9,7 @@ use crate::{
     grid::{Cell, Grid, Member},
     index::{Seer, Touches},
     rules::AoiVisibility,
-    slot::{Change, Slot, observer_of},
+    slot::{Change, OldView, Slot, observer_of},
     visibility::{ObserverState, TargetState, sees},
     wide::WideObservers,
 };
@@ -79,7 +79,10 @@ pub(crate) fn target(
         }
         return;
     }
-    let (now, before) = (me.target(), view.old_views.at_start(ch.slot, me).target(ch.old_p));
+    let (now, before) = (
+        me.target(),
+        OldView::at_start(ch.slot, me, view.old_views).target(ch.old_p),
+    );
     let mut judge = judge_into(
         ch.slot,
         (now, before),
