@@ -93,7 +93,6 @@ impl AoiIndex {
             slot.set_view_changed(true);
             self.old_views[s as usize] = OldView::of(slot);
         }
-        let slot = &mut self.slots[s as usize];
         // The radius count and the wide list change only with the radius or observer-ness (most
         // changes are moves: no map edit for them).
         let was = (slot.is_observer(), slot.radius.to_bits());
