@@ -249,8 +249,8 @@ impl Slot {
 /// rest of what it was then is its [`OldView`]: its slot's own fields, unless its view changed
 /// this tick ([`Slot::view_changed`]; the index keeps the old one apart, `old_views`). Most
 /// changes are moves, and every pass over the shortlist streams these records: 16 bytes instead
-/// of the 52 that held the view too. Measured the other way (`scenario`, `sparse_huge` 50k, one
-/// thread, four alternating runs): records padded to 100 bytes cost 4.19 → 4.35 ms an update.
+/// of the 52 that held the view too. `scenario`, `sparse_huge` 50k, one thread, six alternating
+/// runs: 4.13 → 3.88 ms an update (`PERFORMANCE.md`, stop 57); uniform and 5% moving level.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Change {
     pub slot: u32,
