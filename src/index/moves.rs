@@ -243,7 +243,8 @@ impl AoiIndex {
     /// that the cell map's entries a cell change will look up are asked for then
     /// ([`Grid::prefetch_cell_change`](crate::grid::Grid::prefetch_cell_change); the slot and its
     /// cell record were asked for earlier by [`Self::prefetch_grid_ahead`]). `sparse_huge` 50k,
-    /// whose walkers carry about 4,400 cells an update: see `PERFORMANCE.md`, stop 31.
+    /// whose walkers change cells about 2,800 times an update (counted at stop 57): see
+    /// `PERFORMANCE.md`, stops 31 and 57.
     #[inline]
     fn key_ahead(&self, j: usize) -> CellKey {
         let s = self.changes[j].slot;
