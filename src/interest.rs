@@ -68,7 +68,7 @@ use crate::{
     prefetch::prefetch,
     scan::{self, Out, TaskBuffers, View},
     slot::{Change, OldView},
-    watch::WatchTracker,
+    watched::WatchTracker,
 };
 
 /// The tick's work buffers and results, reused every tick.
@@ -91,8 +91,6 @@ pub(crate) struct PairEngine {
     stopped_observers: Vec<u32>,
     /// The edits of the unchanged observers' `InterestSet`s.
     set_edits: SetEdits,
-    /// Counts for the `Watched` marker, when the plugin keeps it.
-    pub watch: Option<WatchTracker>,
 }
 
 /// The `InterestSet`s the engine writes (changed observers' and, replaying edits, unchanged
@@ -121,14 +119,6 @@ pub(crate) struct Parallelism<'a> {
 }
 
 impl PairEngine {
-    /// Empty buffers; `watch` counts for the `Watched` marker when the plugin keeps it.
-    pub fn new(watch: Option<WatchTracker>) -> Self {
-        Self {
-            watch,
-            ..Default::default()
-        }
-    }
-
     /// Decides every visibility change of the tick and updates the index's lists; the pairs are
     /// then read with [`Self::enters`] and [`Self::leaves`], in the deterministic order:
     /// observers that stopped observing, changed observers by cell group, then unchanged
@@ -138,8 +128,15 @@ impl PairEngine {
     /// The `InterestSet` of every changed observer is edited in the same pass, from buffers
     /// moved out of the components and back, so no set is copied; those of the unchanged
     /// observers and of those that stopped observing after the scans (`clean.rs`). Ends the
-    /// index's tick ([`AoiIndex::end_tick`]): the shortlist is empty after.
-    pub fn run(&mut self, index: &mut AoiIndex, parallelism: Parallelism, sets: &mut Sets) {
+    /// index's tick ([`AoiIndex::end_tick`]): the shortlist is empty after. `watch` counts for
+    /// the `Watched` marker, when the plugin keeps it.
+    pub fn run(
+        &mut self,
+        index: &mut AoiIndex,
+        parallelism: Parallelism,
+        sets: &mut Sets,
+        mut watch: Option<&mut WatchTracker>,
+    ) {
         self.forget_pairs();
         if index.changes.is_empty() {
             return;
@@ -152,7 +149,7 @@ impl PairEngine {
             self.scratch.resize_with(2 * tasks, TaskBuffers::default);
         }
         self.in_use = 2 * tasks;
-        if let Some(watch) = &mut self.watch {
+        if let Some(watch) = watch.as_deref_mut() {
             // What changed observers saw (their lists, still in place) stops counting, with the
             // layers they had; what they see after the recompute counts below. The view layer
             // counts for the observers it owns.
@@ -199,7 +196,7 @@ impl PairEngine {
         );
         self.taken_sets.clear();
         // What the changed observers see now (their lists back in the index) counts.
-        if let Some(watch) = &mut self.watch {
+        if let Some(watch) = watch.as_deref_mut() {
             for &o in &self.groups.order {
                 let slot = &index.slots[o as usize];
                 if watch.counts(slot.rules.member) && !slot.owned() {
@@ -211,7 +208,7 @@ impl PairEngine {
         // The target scans' pairs (after the changed observers' results) edit the unchanged
         // observers, none of which the end of the tick touched.
         let found = &self.scratch[tasks..2 * tasks];
-        let (stopped, set_edits, watch) = (&self.stopped_observers, &mut self.set_edits, &mut self.watch);
+        let (stopped, set_edits) = (&self.stopped_observers, &mut self.set_edits);
         edit_unchanged(found, stopped, index, set_edits, watch, sets, parallel);
     }
 

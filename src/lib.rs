@@ -26,7 +26,8 @@ mod test_draws;
 mod transform;
 mod view_model;
 mod visibility;
-mod watch;
+mod watched;
+mod watchers;
 mod wide;
 
 pub use components::{InterestSet, InterestSetIter, Position, ViewRange, ViewRect};
@@ -36,11 +37,13 @@ pub use messages::{EnterReason, EnterView, LeaveReason, LeaveView, TierChanged};
 pub use plugin::{AoiPlugin, AoiSystems};
 #[cfg(feature = "replicon")]
 pub use replicon::{AoiClient, AoiReplicationPlugin};
-pub use rules::{AoiInstance, AoiLayers, AoiVisibility, Watched, WatchedRule, Watchers};
+pub use rules::{AoiInstance, AoiLayers, AoiVisibility};
 pub use settings::{AoiSettings, AoiStats};
 #[cfg(feature = "transform")]
 pub use transform::AoiTransformSync;
 pub use view_model::{EnterBudget, ViewHysteresis, ViewTiers};
+pub use watched::{Watched, WatchedRule};
+pub use watchers::Watchers;
 
 /// Everything a game needs: `use bevy_aoi::prelude::*;`.
 pub mod prelude {

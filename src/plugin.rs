@@ -11,13 +11,13 @@ use crate::{
     components::PendingRemovals,
     config::{AoiBounds, CellSize, IndexKind, Plane, validate},
     index::AoiIndex,
-    interest::{AoiPairEngine, PairEngine},
+    interest::AoiPairEngine,
     messages::{EnterView, LeaveView, TierChanged},
-    rules::{PendingWatchers, WatchedRule},
     settings::{AoiSettings, AoiStats},
-    systems::{compute_interest, trigger_messages, update_index, update_watched, update_watchers, write_messages},
+    systems::{compute_interest, trigger_messages, update_index, write_messages},
     view_model::layer::{ViewLayer, update_view_layer},
-    watch::WatchTracker,
+    watched::{WatchTracker, WatchedRule, update_watched},
+    watchers::{PendingWatchers, update_watchers},
 };
 
 /// The AOI systems, chained in this order in the plugin's schedule (and once in `PostStartup`,
@@ -158,7 +158,7 @@ impl Plugin for AoiPlugin {
             .init_resource::<AoiStats>()
             .init_resource::<PendingRemovals>()
             .init_resource::<PendingWatchers>()
-            .insert_resource(AoiPairEngine(PairEngine::new(self.watched.map(WatchTracker::new))))
+            .init_resource::<AoiPairEngine>()
             .insert_resource(AoiIndex::new(
                 self.plane,
                 self.index,
@@ -166,6 +166,9 @@ impl Plugin for AoiPlugin {
                 self.bounds,
                 self.interest_sets,
             ));
+        if let Some(rule) = self.watched {
+            app.insert_resource(WatchTracker::new(rule));
+        }
         for schedule in [self.schedule, PostStartup.intern()] {
             app.configure_sets(
                 schedule,

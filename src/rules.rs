@@ -1,6 +1,6 @@
 //! Visibility rules on top of distance: layers (who may see whom), hidden and always-visible
-//! entities, map instances, the reverse "who sees me" set, and the `Watched` marker for AI
-//! activation. Layers and hidden entities are tested inside the spatial scan (a bit test per
+//! entities, map instances (the rules' components; the rule itself, which every stage calls,
+//! is `visibility.rs`). Layers and hidden entities are tested inside the spatial scan (a bit test per
 //! candidate); `Always`-visible targets are appended from a per-instance list; instances have
 //! their own cells. Every change of a rule's component updates the affected pairs in the same
 //! update, with balanced enter/leave messages.
@@ -37,7 +37,7 @@
 //! assert_eq!(sees(monster), 1, "the monster should see the player only");
 //! ```
 
-use bevy_ecs::{entity::Entity, prelude::*};
+use bevy_ecs::prelude::*;
 
 #[cfg(feature = "bevy_reflect")]
 use bevy_reflect::std_traits::ReflectDefault;
@@ -118,96 +118,3 @@ pub enum AoiVisibility {
 )]
 #[component(on_remove = on_remove_tracked)]
 pub struct AoiInstance(pub u32);
-
-/// Who sees this entity now: the reverse of the observers' [`InterestSet`](crate::InterestSet)s,
-/// kept exactly in step with them (same update). Opt-in: add it to the targets that broadcast
-/// their state ("send my move to everyone who sees me"). Read-only for users.
-///
-/// Added to an entity that is already seen, it is filled with the current observers in the
-/// next AOI update. Order: deterministic (the order the observers started seeing it, with
-/// swap-removal on leave). Costs: [`contains`](Self::contains) is a linear scan, `O(n)`; the
-/// others are `O(1)`.
-#[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "bevy_reflect",
-    derive(bevy_reflect::Reflect),
-    reflect(Component, Debug, Default, PartialEq)
-)]
-#[component(on_insert = on_insert_watchers)]
-pub struct Watchers {
-    observers: Vec<Entity>,
-}
-
-impl Watchers {
-    /// Whether `observer` sees this entity now. `O(n)`.
-    pub fn contains(&self, observer: Entity) -> bool {
-        self.observers.contains(&observer)
-    }
-
-    /// The observers that see this entity. `O(1)` to start, `O(1)` a step.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = Entity> + '_ {
-        self.observers.iter().copied()
-    }
-
-    /// How many observers see this entity. `O(1)`.
-    pub fn len(&self) -> usize {
-        self.observers.len()
-    }
-
-    /// Whether nobody sees this entity. `O(1)`.
-    pub fn is_empty(&self) -> bool {
-        self.observers.is_empty()
-    }
-
-    pub(crate) fn push(&mut self, observer: Entity) {
-        self.observers.push(observer);
-    }
-
-    pub(crate) fn remove(&mut self, observer: Entity) {
-        if let Some(at) = self.observers.iter().position(|&o| o == observer) {
-            self.observers.swap_remove(at);
-        }
-    }
-
-    pub(crate) fn replace(&mut self, observers: impl Iterator<Item = Entity>) {
-        self.observers.clear();
-        self.observers.extend(observers);
-    }
-}
-
-/// Marker the plugin keeps on targets seen by at least one observer of the layers chosen in
-/// [`AoiPlugin::watched`](crate::AoiPlugin::watched). When the last such observer stops seeing
-/// it, the marker stays for [`WatchedRule::linger_ticks`] AOI updates in a row without one and
-/// is removed in the next ("the monster's AI sleeps a while after the last player leaves").
-/// Use it as a query filter: `Query<&mut Brain, With<Watched>>`. Inserted and removed through
-/// commands: systems ordered after [`AoiSystems::Last`](crate::AoiSystems::Last), or in the next
-/// frame, see the change.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "bevy_reflect",
-    derive(bevy_reflect::Reflect),
-    reflect(Component, Debug, Default, PartialEq)
-)]
-pub struct Watched;
-
-/// Configuration of the [`Watched`] marker (build time, on the plugin).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WatchedRule {
-    /// Observers whose [`AoiLayers::member`] shares a bit with this mask make what they see
-    /// `Watched` (e.g. the player layer).
-    pub by_layers: u32,
-    /// AOI updates in a row without such an observer during which the marker stays; it is
-    /// removed in the next one (0: removed in the first update without one). The startup pass
-    /// counts as one update.
-    pub linger_ticks: u32,
-}
-
-/// Entities whose `Watchers` was (re)inserted and must be filled.
-#[derive(Resource, Default)]
-pub(crate) struct PendingWatchers(pub Vec<Entity>);
-
-fn on_insert_watchers(mut world: bevy_ecs::world::DeferredWorld, ctx: bevy_ecs::lifecycle::HookContext) {
-    if let Some(mut pending) = world.get_resource_mut::<PendingWatchers>() {
-        pending.0.push(ctx.entity);
-    }
-}

@@ -1,4 +1,7 @@
-//! The systems the plugin schedules, one per [`AoiSystems`](crate::AoiSystems) step.
+//! The systems of the plugin's [`AoiSystems`](crate::AoiSystems) steps: change pickup and the
+//! grid moves, the pair engine's run, and the messages' writing (and triggering, with
+//! `AoiPlugin::entity_events`). The optional features' systems are beside their data:
+//! `watchers.rs`, `watched.rs`, `view_model/layer.rs`, `transform.rs`.
 
 use bevy_ecs::{prelude::*, query::QueryItem};
 
@@ -8,11 +11,12 @@ use crate::{
     interest::{AoiPairEngine, PairEngine, Parallelism, Sets},
     messages::{EnterReason, EnterView, LeaveReason, LeaveView, TierChanged},
     parallel::{join, task_pool},
-    rules::{AoiInstance, AoiLayers, AoiVisibility, PendingWatchers, Watchers},
+    rules::{AoiInstance, AoiLayers, AoiVisibility},
     settings::{AoiSettings, AoiStats},
     slot::Sight,
     view_model::{EnterBudget, ViewHysteresis, ViewTiers, layer::ViewLayer},
     visibility::Rules,
+    watched::WatchTracker,
 };
 
 /// What the index reads of an entity.
@@ -133,6 +137,7 @@ pub(crate) fn compute_interest(
     settings: Res<AoiSettings>,
     mut stats: ResMut<AoiStats>,
     mut sets: Sets,
+    mut watch: Option<ResMut<WatchTracker>>,
 ) {
     let index = &mut *index;
     let work = &mut work.0;
@@ -147,7 +152,7 @@ pub(crate) fn compute_interest(
         pool: task_pool(&settings),
         min_parallel: settings.min_parallel_changes,
     };
-    work.run(index, parallelism, &mut sets);
+    work.run(index, parallelism, &mut sets, watch.as_deref_mut());
     index.stats(&mut stats);
 }
 
@@ -195,7 +200,7 @@ fn leave_message<const JUDGED: bool>(index: &AoiIndex, o: u32, t: u32) -> LeaveV
 
 /// This update's messages: the pair engine's, then the view layer's ([`write_messages`] writes
 /// this sequence). Valid until `write_messages` renumbers the slots.
-fn messages<'a>(
+pub(crate) fn messages<'a>(
     index: &'a AoiIndex,
     work: &'a PairEngine,
     layer: &'a ViewLayer,
@@ -336,48 +341,3 @@ fn write_engine_leaves(
 /// Enters and leaves are written at once (to their own message buffers, each in its order) when
 /// both have at least this many: below, waking a second thread costs more than it saves.
 const SPLIT_MESSAGES_FROM: usize = 4096;
-
-/// Keeps [`Watchers`] in step with this update's messages, and fills newly added ones from the
-/// index (a scan around the target, or its instance for an `Always` target).
-pub(crate) fn update_watchers(
-    index: Res<AoiIndex>,
-    work: Res<AoiPairEngine>,
-    layer: Res<ViewLayer>,
-    mut pending: ResMut<PendingWatchers>,
-    mut watchers: Query<&mut Watchers>,
-    mut cells: Local<Vec<u32>>,
-    mut found: Local<Vec<Entity>>,
-) {
-    if watchers.is_empty() {
-        pending.0.clear();
-        return;
-    }
-    let (enters, leaves) = messages(&index, &work.0, &layer);
-    for e in enters {
-        if let Ok(mut w) = watchers.get_mut(e.target) {
-            w.push(e.observer);
-        }
-    }
-    for l in leaves {
-        if let Ok(mut w) = watchers.get_mut(l.target) {
-            w.remove(l.observer);
-        }
-    }
-    for target in pending.0.drain(..) {
-        let Ok(mut w) = watchers.get_mut(target) else { continue };
-        found.clear();
-        if let Some(s) = index.slot_of(target) {
-            index.observers_seeing(s, &mut cells, &mut found);
-        }
-        found.extend(layer.observers_showing(target));
-        w.replace(found.iter().copied());
-    }
-}
-
-/// Inserts and removes the [`Watched`](crate::Watched) marker from this update's counts (added
-/// only with `AoiPlugin::watched`). Runs every update, changes or not, so the linger counts.
-pub(crate) fn update_watched(mut work: ResMut<AoiPairEngine>, mut commands: Commands) {
-    if let Some(watch) = &mut work.0.watch {
-        watch.finish(&mut commands);
-    }
-}

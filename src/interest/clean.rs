@@ -14,7 +14,7 @@ use crate::{
     radix::sort_by_u32_key,
     scan::{TaskBuffers, WHOLE_LIST},
     slot::Slot,
-    watch::WatchTracker,
+    watched::WatchTracker,
 };
 
 /// One edit of an unchanged observer's `InterestSet`.
@@ -55,7 +55,7 @@ pub(super) fn edit_unchanged(
     stopped: &[u32],
     index: &mut AoiIndex,
     set_edits: &mut SetEdits,
-    watch: &mut Option<WatchTracker>,
+    mut watch: Option<&mut WatchTracker>,
     sets: &mut Sets,
     pool: Option<&TaskPool>,
 ) {
@@ -83,7 +83,7 @@ pub(super) fn edit_unchanged(
             // All enters first, then all leaves, each in task order: the same sequence of list
             // edits (so the same list order) whatever the number of tasks.
             let enters = found.iter().flat_map(|s| &s.enters.pairs);
-            edit_lists(lists, slots, entities, some_owned, watch, enters, true);
+            edit_lists(lists, slots, entities, some_owned, watch.as_deref_mut(), enters, true);
             let leaves = found.iter().flat_map(|s| &s.leaves);
             edit_lists(lists, slots, entities, some_owned, watch, leaves, false);
         },
@@ -97,7 +97,7 @@ fn edit_lists<'p>(
     slots: &[Slot],
     entities: &[Entity],
     some_owned: bool,
-    watch: &mut Option<WatchTracker>,
+    mut watch: Option<&mut WatchTracker>,
     pairs: impl Iterator<Item = &'p (u32, u32)> + Clone,
     entered: bool,
 ) {
@@ -127,7 +127,7 @@ fn edit_lists<'p>(
         } else {
             remove_seen(list, t);
         }
-        if let Some(watch) = watch
+        if let Some(watch) = watch.as_deref_mut()
             && !(some_owned && slots[o as usize].owned())
             && watch.counts(slots[o as usize].rules.member)
         {

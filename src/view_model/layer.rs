@@ -54,7 +54,7 @@ use crate::{
     parallel::{run_jobs, task_pool},
     settings::{AoiSettings, AoiStats},
     view_model::{EnterBudget, ViewHysteresis, ViewTiers},
-    watch::WatchTracker,
+    watched::WatchTracker,
 };
 
 mod decide;
@@ -236,10 +236,11 @@ impl<'w, 's> Access<'_, 'w, 's> {
 pub(crate) fn update_view_layer(
     mut index: ResMut<AoiIndex>,
     mut layer: ResMut<ViewLayer>,
-    mut work: ResMut<AoiPairEngine>,
+    work: Res<AoiPairEngine>,
     mut stats: ResMut<AoiStats>,
     settings: Res<AoiSettings>,
     mut observers: Observers,
+    mut watch: Option<ResMut<WatchTracker>>,
 ) {
     let layer = &mut *layer;
     layer.used = 0;
@@ -252,8 +253,8 @@ pub(crate) fn update_view_layer(
         return;
     }
     layer.seers.build(index.slots.len(), work.0.seers());
-    let watch = &mut work.0.watch;
-    layer.take_over(&mut index, &observers, watch);
+    let watch = watch.as_deref_mut();
+    layer.take_over(&mut index, &observers, watch.as_deref());
     let mut owned = core::mem::take(&mut layer.owned);
     let pool = task_pool(&settings).filter(|_| owned.len() >= settings.min_parallel_changes.max(2));
     let tasks = pool.map_or(1, |pool| pool.thread_num());
@@ -264,7 +265,7 @@ pub(crate) fn update_view_layer(
     for pass in layer.passes.iter_mut().chain([&mut layer.serial]) {
         pass.begin(slots);
     }
-    let counts = watch.as_ref();
+    let counts = watch.as_deref();
     if pool.is_some() {
         let per_task = owned.len().div_ceil(tasks);
         let runs = owned.chunks_mut(per_task).zip(&mut layer.passes);
@@ -322,10 +323,10 @@ impl ViewLayer {
 
     /// Applies the `Watched` edits of the passes used in turn, then the serial end's; the
     /// update's totals. (Their messages stay where they are: [`Self::enters`].)
-    fn gather(&mut self, watch: &mut Option<WatchTracker>) -> Totals {
+    fn gather(&mut self, mut watch: Option<&mut WatchTracker>) -> Totals {
         let mut totals = Totals::default();
         for pass in self.passes[..self.used].iter_mut().chain([&mut self.serial]) {
-            if let Some(w) = watch {
+            if let Some(w) = watch.as_deref_mut() {
                 for (target, more) in pass.watch_edits.drain(..) {
                     if more { w.inc(target) } else { w.dec(target) }
                 }

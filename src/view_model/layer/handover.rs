@@ -3,13 +3,13 @@
 //! or let go with everything leaving when they stop observing.
 
 use super::{Left, NO_SLOT, Observers, Owned, Pass, Shown, ViewLayer, enter_reason, target_slot};
-use crate::{index::AoiIndex, messages::EnterView, watch::WatchTracker};
+use crate::{index::AoiIndex, messages::EnterView, watched::WatchTracker};
 
 impl ViewLayer {
     /// Takes over the observers that became owned this update ([`AoiIndex::newly_owned`]), each
     /// with the set it shows now, counted for `Watched` as the engine counted it (with the
     /// layers it was in before).
-    pub(super) fn take_over(&mut self, index: &mut AoiIndex, observers: &Observers, watch: &Option<WatchTracker>) {
+    pub(super) fn take_over(&mut self, index: &mut AoiIndex, observers: &Observers, watch: Option<&WatchTracker>) {
         for (observer, old_member) in core::mem::take(&mut index.newly_owned) {
             if self.by_observer.insert(observer, ()).is_some() {
                 continue;
@@ -31,7 +31,7 @@ impl ViewLayer {
                 observer,
                 shown,
                 shown_slots,
-                counted: watch.as_ref().is_some_and(|w| w.counts(old_member)),
+                counted: watch.is_some_and(|w| w.counts(old_member)),
                 waiting: 0,
                 waited: Vec::new(),
                 held: 0,

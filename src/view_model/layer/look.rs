@@ -3,7 +3,7 @@
 //! while one is decided.
 
 use super::{Access, Left, NO_SLOT, Owned, Pass, decide::Judged, seers::SeersByObserver};
-use crate::{index::AoiIndex, watch::WatchTracker};
+use crate::{index::AoiIndex, watched::WatchTracker};
 
 impl Pass {
     /// Looks at each owned observer of `run` that needs it ([`needs_look`]).

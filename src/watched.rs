@@ -1,9 +1,47 @@
-//! Bookkeeping for the [`Watched`] marker: how many observers of the chosen
-//! layers see each target, and which targets are lingering before losing the marker.
+//! The [`Watched`] marker feature: the marker and its rule, the counts behind it (how many
+//! observers of the chosen layers see each target, and which targets linger before losing the
+//! marker, [`WatchTracker`]) and the system that inserts and removes it, [`update_watched`].
+//! The pair engine and the view layer count as they edit the observers' lists; the tracker is a
+//! resource only when [`AoiPlugin::watched`](crate::AoiPlugin::watched) is set.
 
 use bevy_ecs::{entity::EntityHashMap, prelude::*};
 
-use crate::rules::{Watched, WatchedRule};
+#[cfg(feature = "bevy_reflect")]
+use bevy_reflect::std_traits::ReflectDefault;
+
+/// Marker the plugin keeps on targets seen by at least one observer of the layers chosen in
+/// [`AoiPlugin::watched`](crate::AoiPlugin::watched). When the last such observer stops seeing
+/// it, the marker stays for [`WatchedRule::linger_ticks`] AOI updates in a row without one and
+/// is removed in the next ("the monster's AI sleeps a while after the last player leaves").
+/// Use it as a query filter: `Query<&mut Brain, With<Watched>>`. Inserted and removed through
+/// commands: systems ordered after [`AoiSystems::Last`](crate::AoiSystems::Last), or in the next
+/// frame, see the change.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "bevy_reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Debug, Default, PartialEq)
+)]
+pub struct Watched;
+
+/// Configuration of the [`Watched`] marker (build time, on the plugin).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WatchedRule {
+    /// Observers whose [`AoiLayers::member`](crate::AoiLayers::member) shares a bit with this
+    /// mask make what they see `Watched` (e.g. the player layer).
+    pub by_layers: u32,
+    /// AOI updates in a row without such an observer during which the marker stays; it is
+    /// removed in the next one (0: removed in the first update without one). The startup pass
+    /// counts as one update.
+    pub linger_ticks: u32,
+}
+
+/// Inserts and removes the [`Watched`] marker from this update's counts (added only with
+/// `AoiPlugin::watched`, as the tracker is). Runs every update, changes or not, so the linger
+/// counts.
+pub(crate) fn update_watched(mut watch: ResMut<WatchTracker>, mut commands: Commands) {
+    watch.finish(&mut commands);
+}
 
 #[derive(Default, Clone, Copy)]
 struct State {
@@ -16,6 +54,8 @@ struct State {
 }
 
 /// Counts per target, keyed by entity (only targets that are seen or still marked are stored).
+/// A resource only when the plugin keeps the marker.
+#[derive(Resource)]
 pub(crate) struct WatchTracker {
     pub rule: WatchedRule,
     tick: u64,
