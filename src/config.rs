@@ -4,6 +4,18 @@
 /// Which axes of [`Position`](crate::Position) the grid and the distance use.
 ///
 /// Chosen once, on the plugin. Distances are Euclidean in the chosen plane or volume.
+///
+/// ```
+/// use bevy_app::prelude::*;
+/// use bevy_aoi::prelude::*;
+/// let mut app = App::new();
+/// app.add_plugins(AoiPlugin { plane: Plane::XZ, ..Default::default() });
+/// let hero = app.world_mut().spawn((Position::new_3d(0.0, 0.0, 0.0), ViewRange::new(5.0))).id();
+/// // 5 away on the ground (x, z), 100 up: `y` is ignored in `XZ`.
+/// let bird = app.world_mut().spawn(Position::new_3d(3.0, 100.0, 4.0)).id();
+/// app.update();
+/// assert!(app.world().get::<InterestSet>(hero).unwrap().contains(bird));
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Plane {
     /// `x` and `y` (2D games, top-down maps). `z` is ignored.
@@ -91,6 +103,17 @@ impl core::str::FromStr for IndexKind {
 ///
 /// Cells only exist where entities are, so the size never costs memory; it trades the number of
 /// cells a view touches against the number of far candidates tested per cell.
+///
+/// ```
+/// use bevy_app::prelude::*;
+/// use bevy_aoi::prelude::*;
+/// let mut app = App::new();
+/// app.add_plugins(AoiPlugin::default()); // `CellSize::Auto`
+/// app.world_mut().spawn((Position::new(0.0, 0.0), ViewRange::new(100.0)));
+/// app.update();
+/// let side = app.world().resource::<AoiStats>().cell_side;
+/// assert_eq!(side, 112.5, "the automatic side should be 1.125 times the radius in use");
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum CellSize {
     /// Derived from the view ranges in use: the side is 1.125 times the largest *ordinary*
@@ -115,6 +138,23 @@ pub enum CellSize {
 /// size on any axis is treated as bad input: it is kept out of the index and a warning is logged
 /// once. For [`Plane::XY`] the box is `min.x..=max.x` by `min.y..=max.y`; for [`Plane::XZ`] the
 /// second component of `min`/`max` bounds `z`.
+///
+/// ```
+/// use bevy_app::prelude::*;
+/// use bevy_aoi::prelude::*;
+/// let mut app = App::new();
+/// let bounds = AoiBounds::new_2d((0.0, 0.0), (1000.0, 1000.0));
+/// app.add_plugins(AoiPlugin { bounds: Some(bounds), ..Default::default() });
+/// let w = app.world_mut();
+/// let scout = w.spawn((Position::new(-5.0, 10.0), ViewRange::new(20.0))).id();
+/// let camp = w.spawn(Position::new(5.0, 10.0)).id();
+/// let lost = w.spawn(Position::new(5000.0, 0.0)).id(); // logs a warning once
+/// app.update();
+/// let set = app.world().get::<InterestSet>(scout).unwrap();
+/// assert!(set.contains(camp), "just outside the box is still exact, in a border cell");
+/// let why = app.world().explain_view(scout, lost);
+/// assert_eq!(why, ViewExplanation::TargetKeptOut, "far outside the box is bad input");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AoiBounds {
     /// Lowest corner (`[x, y, z]`, or `[x, z, _]` for [`Plane::XZ`]).

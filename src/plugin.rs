@@ -23,6 +23,36 @@ use crate::{
 /// The AOI systems, chained in this order in the plugin's schedule (and once in `PostStartup`,
 /// so entities spawned in `Startup` are right on the first frame). Order your systems against
 /// these: read messages `.after(AoiSystems::Last)` in the same schedule, or in the next frame.
+///
+/// ```
+/// use bevy_app::prelude::*;
+/// use bevy_ecs::prelude::*;
+/// use bevy_aoi::prelude::*;
+///
+/// #[derive(Resource, Default)]
+/// struct Sent(usize);
+/// #[derive(Component)]
+/// struct Walker;
+///
+/// // Moves for this frame's AOI update go before it...
+/// fn walk(mut walkers: Query<&mut Position, With<Walker>>) {
+///     walkers.iter_mut().for_each(|mut p| p.x += 1.0);
+/// }
+/// // ... and what reads its results, after it.
+/// fn replicate(mut enters: MessageReader<EnterView>, mut sent: ResMut<Sent>) {
+///     sent.0 += enters.read().count(); // send each target to its observer's client here
+/// }
+///
+/// let mut app = App::new();
+/// app.add_plugins(AoiPlugin::default())
+///     .init_resource::<Sent>()
+///     .add_systems(PostUpdate, walk.before(AoiSystems::First))
+///     .add_systems(PostUpdate, replicate.after(AoiSystems::Last));
+/// app.world_mut().spawn((Position::new(0.0, 0.0), ViewRange::new(10.0)));
+/// app.world_mut().spawn((Position::new(-11.0, 0.0), Walker));
+/// app.update();
+/// assert_eq!(app.world().resource::<Sent>().0, 1, "the walk should bring the two within 10");
+/// ```
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AoiSystems {
     /// Runs first: systems that move entities for this frame's AOI go before it. Empty, except

@@ -16,6 +16,30 @@ use bevy_reflect::std_traits::ReflectDefault;
 /// Use it as a query filter: `Query<&mut Brain, With<Watched>>`. Inserted and removed through
 /// commands: systems ordered after [`AoiSystems::Last`](crate::AoiSystems::Last), or in the next
 /// frame, see the change.
+///
+/// ```
+/// use bevy_app::prelude::*;
+/// use bevy_aoi::prelude::*;
+/// const PLAYER: u32 = 1 << 0;
+/// const MONSTER: u32 = 1 << 1;
+/// let mut app = App::new();
+/// app.add_plugins(AoiPlugin {
+///     watched: Some(WatchedRule { by_layers: PLAYER, linger_ticks: 1 }),
+///     ..Default::default()
+/// });
+/// let w = app.world_mut();
+/// let player_layers = AoiLayers::new(PLAYER, AoiLayers::ALL);
+/// let player = w.spawn((Position::new(0.0, 0.0), ViewRange::new(10.0), player_layers)).id();
+/// let monster = w.spawn((Position::new(5.0, 0.0), AoiLayers::new(MONSTER, PLAYER))).id();
+/// app.update();
+/// let watched = |app: &App| app.world().get::<Watched>(monster).is_some();
+/// assert!(watched(&app), "a player sees the monster: it should be watched (its AI awake)");
+/// app.world_mut().get_mut::<Position>(player).unwrap().x = 100.0;
+/// app.update();
+/// assert!(watched(&app), "the first update without a player should keep the marker (linger 1)");
+/// app.update();
+/// assert!(!watched(&app), "the marker should go once the linger has run out");
+/// ```
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(
     feature = "bevy_reflect",
@@ -24,7 +48,8 @@ use bevy_reflect::std_traits::ReflectDefault;
 )]
 pub struct Watched;
 
-/// Configuration of the [`Watched`] marker (build time, on the plugin).
+/// Configuration of the [`Watched`] marker (build time, on the plugin:
+/// [`AoiPlugin::watched`](crate::AoiPlugin::watched); [`Watched`] shows it in use).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WatchedRule {
     /// Observers whose [`AoiLayers::member`](crate::AoiLayers::member) shares a bit with this

@@ -18,6 +18,22 @@ use crate::{index::AoiIndex, interest::AoiPairEngine, systems::messages, view_mo
 /// next AOI update. Order: deterministic (the order the observers started seeing it, with
 /// swap-removal on leave). Costs: [`contains`](Self::contains) is a linear scan, `O(n)`; the
 /// others are `O(1)`.
+///
+/// ```
+/// use bevy_app::prelude::*;
+/// use bevy_aoi::prelude::*;
+/// let mut app = App::new();
+/// app.add_plugins(AoiPlugin::default());
+/// let player = app.world_mut().spawn((Position::new(0.0, 0.0), ViewRange::new(10.0))).id();
+/// let chest = app.world_mut().spawn((Position::new(3.0, 0.0), Watchers::default())).id();
+/// app.update();
+/// let watchers = app.world().get::<Watchers>(chest).unwrap();
+/// assert!(watchers.contains(player), "the player sees the chest, so it should watch it");
+/// app.world_mut().get_mut::<Position>(player).unwrap().x = 100.0;
+/// app.update();
+/// let watchers = app.world().get::<Watchers>(chest).unwrap();
+/// assert!(watchers.is_empty(), "nobody should see the chest once the player walked away");
+/// ```
 #[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(
     feature = "bevy_reflect",
