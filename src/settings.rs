@@ -27,7 +27,8 @@ pub struct AoiSettings {
     /// are crowded), the recomputation and the view layer's pass over the observers with
     /// view-model components over Bevy's `ComputeTaskPool` (with the `multi_threaded` feature,
     /// and when the pool has more than one thread), and write enters and leaves at once when both
-    /// are many. The output is identical either way.
+    /// are many. The output is identical either way. `TaskPoolPlugin`'s defaults give a 2-CPU
+    /// machine a compute pool of one thread: the crate guide's "Threads" shows how to ask for two.
     ///
     /// Where the process was idle before the update (a server between ticks), the operating
     /// system may wake the pool's second thread on the CPU where the first is busy and leave the
