@@ -1,5 +1,5 @@
 //! The three scans of the pair engine, each deciding one kind of pair (the table of who decides
-//! which pair is in `interest.rs`):
+//! which pair is in `pair_engine.rs`):
 //! - [`observer_group`]: a cell's changed observers. A *stepping* observer tests each member of
 //!   its window at the start and at the end of the tick and edits its list where the two differ
 //!   (a flip scan, [`flip`]; where it may, it also judges the unchanged observers' views of it

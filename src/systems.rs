@@ -8,8 +8,8 @@ use bevy_ecs::{prelude::*, query::QueryItem};
 use crate::{
     components::{PendingRemovals, Position, ViewRange, ViewRect},
     index::AoiIndex,
-    interest::{AoiPairEngine, PairEngine, Parallelism, Sets},
     messages::{EnterReason, EnterView, LeaveReason, LeaveView, TierChanged},
+    pair_engine::{AoiPairEngine, PairEngine, Parallelism, Sets},
     parallel::{join, task_pool},
     rules::{AoiInstance, AoiLayers, AoiVisibility},
     settings::{AoiSettings, AoiStats},

@@ -8,7 +8,7 @@ use bevy_ecs::{entity::Entity, prelude::*};
 #[cfg(feature = "bevy_reflect")]
 use bevy_reflect::std_traits::ReflectDefault;
 
-use crate::{index::AoiIndex, interest::AoiPairEngine, systems::messages, view_model::layer::ViewLayer};
+use crate::{index::AoiIndex, pair_engine::AoiPairEngine, systems::messages, view_model::layer::ViewLayer};
 
 /// Who sees this entity now: the reverse of the observers' [`InterestSet`](crate::InterestSet)s,
 /// kept exactly in step with them (same update). Opt-in: add it to the targets that broadcast

@@ -9,7 +9,7 @@
 //! lists and sets, scattered over the heap. Where much of a crowd moves that costs more than the
 //! standing observers scanning for themselves: each then takes the flip scan (the same two
 //! tests per member; a step of length zero is a step like any other, so the table of who decides
-//! which pair, in `interest.rs`, is unchanged), its flips merged into its set at once, and a
+//! which pair, in `pair_engine.rs`, is unchanged), its flips merged into its set at once, and a
 //! window without standing observers lets its movers share their passes
 //! ([`crate::scan`], the batched flip scans). Which observers are scanned changes only the speed:
 //! every pair is decided exactly once either way.

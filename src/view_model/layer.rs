@@ -49,8 +49,8 @@ use bevy_ecs::{entity::EntityHashMap, prelude::*};
 use crate::{
     components::{InterestSet, ViewRange, ViewRect},
     index::AoiIndex,
-    interest::AoiPairEngine,
     messages::{EnterView, LeaveReason, LeaveView, TierChanged},
+    pair_engine::AoiPairEngine,
     parallel::{run_jobs, task_pool},
     settings::{AoiSettings, AoiStats},
     view_model::{EnterBudget, ViewHysteresis, ViewTiers},

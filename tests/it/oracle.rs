@@ -127,7 +127,7 @@ fn random_scenarios_match_brute_force_with_bounds() {
 }
 
 /// A sparse world of walkers, where many observers have nobody in the cells around theirs and
-/// are not scanned while they saw nobody (`interest/groups.rs`): they must still see whoever
+/// are not scanned while they saw nobody (`pair_engine/groups.rs`): they must still see whoever
 /// walks, teleports or spawns near them, and `Always` targets, layers and radius changes must
 /// still reach them; with and without bounds (clamped border cells), on both indexes. Each of
 /// the rule's five conditions, left out, fails this test.

@@ -206,7 +206,7 @@ fn a_target_jumping_away_from_an_observer_stepping_out_of_its_region_leaves() {
 /// A stepping observer that saw nobody and has nobody in the cells around it still takes its
 /// flip scan, which also decides, as a target, the views of the unchanged observers that saw it
 /// (its target scan leaves them to it): here one two cells away, which stops seeing it. Other
-/// changed observers that see nobody around them are not scanned at all (`interest/groups.rs`).
+/// changed observers that see nobody around them are not scanned at all (`pair_engine/groups.rs`).
 #[test]
 fn a_lonely_stepping_observer_still_ends_the_views_of_those_that_saw_it() {
     let plugin = AoiPlugin {

@@ -136,7 +136,7 @@ impl Groups {
 mod tests {
     use bevy_app::App;
 
-    use crate::{interest::AoiPairEngine, prelude::*};
+    use crate::{pair_engine::AoiPairEngine, prelude::*};
 
     /// Observers far from everyone are left out of the groups whatever changed (a move, a new
     /// radius); those with a neighbour around them are not, even if they see nobody.
