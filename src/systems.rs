@@ -200,7 +200,7 @@ fn leave_message<const JUDGED: bool>(index: &AoiIndex, o: u32, t: u32) -> LeaveV
 
 /// This update's messages: the pair engine's, then the view layer's ([`write_messages`] writes
 /// this sequence). Valid until `write_messages` renumbers the slots.
-pub(crate) fn messages<'a>(
+fn messages<'a>(
     index: &'a AoiIndex,
     work: &'a PairEngine,
     layer: &'a ViewLayer,
@@ -221,14 +221,28 @@ fn engine_messages<'a>(
     impl Iterator<Item = EnterView> + 'a,
     impl Iterator<Item = LeaveView> + 'a,
 ) {
+    let (enters, leaves) = engine_pairs(index, work);
+    let mut appeared = (u32::MAX, false);
+    let enters = enters.map(move |(o, t)| enter_message::<true>(index, &mut appeared, o, t));
+    (enters, leaves.map(move |(o, t)| leave_message::<true>(index, o, t)))
+}
+
+/// The pairs [`engine_messages`] turns into messages, as `(observer, target)` slots in the same
+/// order: the pair engine's enters and leaves, except those of the observers the view layer owns.
+pub(crate) fn engine_pairs<'a>(
+    index: &'a AoiIndex,
+    work: &'a PairEngine,
+) -> (
+    impl Iterator<Item = (u32, u32)> + 'a,
+    impl Iterator<Item = (u32, u32)> + 'a,
+) {
     // While no observer is owned, no pair needs the lookup.
     let any_owned = index.owned > 0;
     let engine_owns = move |&(o, _): &(u32, u32)| !any_owned || !index.slots[o as usize].owned();
-    let mut appeared = (u32::MAX, false);
-    let enters = (work.enters(&index.lists).filter(engine_owns))
-        .map(move |(o, t)| enter_message::<true>(index, &mut appeared, o, t));
-    let leaves = (work.leaves().filter(engine_owns)).map(move |(o, t)| leave_message::<true>(index, o, t));
-    (enters, leaves)
+    (
+        work.enters(&index.lists).filter(engine_owns),
+        work.leaves().filter(engine_owns),
+    )
 }
 
 /// Triggers this update's messages as entity events (added only with `AoiPlugin::entity_events`).

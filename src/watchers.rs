@@ -8,7 +8,7 @@ use bevy_ecs::{entity::Entity, prelude::*};
 #[cfg(feature = "bevy_reflect")]
 use bevy_reflect::std_traits::ReflectDefault;
 
-use crate::{index::AoiIndex, pair_engine::AoiPairEngine, systems::messages, view_model::layer::ViewLayer};
+use crate::{index::AoiIndex, pair_engine::AoiPairEngine, systems::engine_pairs, view_model::layer::ViewLayer};
 
 /// Who sees this entity now: the reverse of the observers' [`InterestSet`](crate::InterestSet)s,
 /// kept exactly in step with them (same update). Opt-in: add it to the targets that broadcast
@@ -92,37 +92,72 @@ fn on_insert_watchers(mut world: bevy_ecs::world::DeferredWorld, ctx: bevy_ecs::
     }
 }
 
+/// [`update_watchers`]' buffers, kept between updates.
+#[derive(Default)]
+pub(crate) struct WatchersBuffers {
+    /// The cells around a newly watched target.
+    cells: Vec<u32>,
+    /// The observers found seeing it.
+    found: Vec<Entity>,
+    /// Bit `i`: an entity of index `i` has `Watchers`.
+    marked: Vec<u64>,
+}
+
 /// Keeps [`Watchers`] in step with this update's messages, and fills newly added ones from the
 /// index (a scan around the target, or its instance for an `Always` target).
+///
+/// The messages are read in their order, the pair engine's as the slot pairs they are made from:
+/// a target's `Watchers` is looked up only when some entity with that index has one (`marked`,
+/// a bit per entity index), so a few `Watchers` among many entities cost a bit test per
+/// message. Measured (`scenario` uniform 50k, one thread, pinned, alternating runs): when every
+/// message was built, its reason judged and its target looked up, ten observers with `Watchers`
+/// cost 28.3 → 31.2-31.5 ms an update; now 26.9-27.5 → 27.8-28.1. Against that code, two runs
+/// each: ten 28.9-29.9 → 27.1-27.5 ms, 5,000 31.4-32.4 → 29.6, all 50,000 51.4-51.6 → 48.9.
 pub(crate) fn update_watchers(
     index: Res<AoiIndex>,
     work: Res<AoiPairEngine>,
     layer: Res<ViewLayer>,
     mut pending: ResMut<PendingWatchers>,
-    mut watchers: Query<&mut Watchers>,
-    mut cells: Local<Vec<u32>>,
-    mut found: Local<Vec<Entity>>,
+    mut watchers: Query<(Entity, &mut Watchers)>,
+    mut buffers: Local<WatchersBuffers>,
 ) {
     if watchers.is_empty() {
         pending.0.clear();
         return;
     }
-    let (enters, leaves) = messages(&index, &work.0, &layer);
-    for e in enters {
-        if let Ok(mut w) = watchers.get_mut(e.target) {
-            w.push(e.observer);
+    let WatchersBuffers { cells, found, marked } = &mut *buffers;
+    marked.fill(0);
+    for (target, _) in &watchers {
+        let i = target.index_u32() as usize;
+        if marked.len() <= i / 64 {
+            marked.resize(i / 64 + 1, 0);
         }
+        marked[i / 64] |= 1 << (i % 64);
     }
-    for l in leaves {
-        if let Ok(mut w) = watchers.get_mut(l.target) {
-            w.remove(l.observer);
+    let is_marked = |target: Entity| {
+        let i = target.index_u32() as usize;
+        marked.get(i / 64).is_some_and(|bits| bits >> (i % 64) & 1 == 1)
+    };
+    let mut edit = |observer: Entity, target: Entity, entered: bool| {
+        if is_marked(target)
+            && let Ok((_, mut w)) = watchers.get_mut(target)
+        {
+            if entered { w.push(observer) } else { w.remove(observer) }
         }
-    }
+    };
+    let (engine_enters, engine_leaves) = engine_pairs(&index, &work.0);
+    let entity = |s: u32| index.entities[s as usize];
+    engine_enters.for_each(|(o, t)| edit(entity(o), entity(t), true));
+    layer.enters().for_each(|e| edit(e.observer, e.target, true));
+    engine_leaves.for_each(|(o, t)| edit(entity(o), entity(t), false));
+    layer.leaves().for_each(|l| edit(l.observer, l.target, false));
     for target in pending.0.drain(..) {
-        let Ok(mut w) = watchers.get_mut(target) else { continue };
+        let Ok((_, mut w)) = watchers.get_mut(target) else {
+            continue;
+        };
         found.clear();
         if let Some(s) = index.slot_of(target) {
-            index.observers_seeing(s, &mut cells, &mut found);
+            index.observers_seeing(s, cells, found);
         }
         found.extend(layer.observers_showing(target));
         w.replace(found.iter().copied());
