@@ -48,6 +48,7 @@
 //! are concatenated in run order, so the result does not depend on the number of threads.
 
 mod clean;
+mod counts;
 mod groups;
 mod pairs;
 mod sets;
@@ -57,6 +58,7 @@ use bevy_tasks::TaskPool;
 use smallvec::SmallVec;
 
 use clean::{SetEdits, edit_unchanged};
+use counts::ChangedCounts;
 use groups::{Groups, Observers};
 pub(crate) use pairs::Pairs;
 use sets::SetVisits;
@@ -67,7 +69,7 @@ use crate::{
     parallel::{join, run_jobs},
     prefetch::prefetch,
     scan::{self, Out, TaskBuffers, View},
-    slot::{Change, OldView},
+    slot::Change,
     watched::WatchTracker,
 };
 
@@ -91,6 +93,8 @@ pub(crate) struct PairEngine {
     stopped_observers: Vec<u32>,
     /// The edits of the unchanged observers' `InterestSet`s.
     set_edits: SetEdits,
+    /// The changed observers' `Watched` counts, from the start of the run to its end.
+    changed_counts: ChangedCounts,
 }
 
 /// The `InterestSet`s the engine writes (changed observers' and, replaying edits, unchanged
@@ -150,17 +154,8 @@ impl PairEngine {
         }
         self.in_use = 2 * tasks;
         if let Some(watch) = watch.as_deref_mut() {
-            // What changed observers saw (their lists, still in place) stops counting, with the
-            // layers they had; what they see after the recompute counts below. The view layer
-            // counts for the observers it owns.
-            for ch in &index.changes {
-                let slot = &index.slots[ch.slot as usize];
-                let old = OldView::at_start(ch.slot, slot, &index.old_views);
-                if watch.counts(old.rules.member) && !slot.owned() {
-                    let list = &index.lists[ch.slot as usize];
-                    list.iter().for_each(|&t| watch.dec(index.entities[t as usize]));
-                }
-            }
+            // Before the changed observers' lists change; their pairs count after the scans.
+            self.changed_counts.begin(index, watch);
         }
         self.group_and_take(index, sets);
         self.recompute_observers(index, parallel, tasks);
@@ -197,13 +192,12 @@ impl PairEngine {
         self.taken_sets.clear();
         // What the changed observers see now (their lists back in the index) counts.
         if let Some(watch) = watch.as_deref_mut() {
-            for &o in &self.groups.order {
-                let slot = &index.slots[o as usize];
-                if watch.counts(slot.rules.member) && !slot.owned() {
-                    let list = &index.lists[o as usize];
-                    list.iter().for_each(|&t| watch.inc(index.entities[t as usize]));
-                }
-            }
+            let changed = &self.scratch[..tasks];
+            let (enters, leaves) = (
+                enters_of(changed, &index.lists),
+                leaves_of(&self.stopped_leaves, changed),
+            );
+            self.changed_counts.end(index, enters, leaves, watch);
         }
         // The target scans' pairs (after the changed observers' results) edit the unchanged
         // observers, none of which the end of the tick touched.
@@ -260,9 +254,7 @@ impl PairEngine {
     /// ([`AoiIndex::renumber_if_scattered`]).
     pub fn enters<'a>(&'a self, lists: &'a [Vec<u32>]) -> Pairs<'a> {
         // Changed observers' results are in `scratch[..tasks]`, targets' in `scratch[tasks..]`.
-        let used = &self.scratch[..self.in_use];
-        let count = used.iter().map(|s| s.enters.count).sum();
-        Pairs::new(used.iter().map(|s| &s.enters.pairs[..]), lists, count)
+        enters_of(&self.scratch[..self.in_use], lists)
     }
 
     /// The seers the last [`Self::run`]'s scans recorded for the view layer ([`Seer`]), in
@@ -274,10 +266,7 @@ impl PairEngine {
     /// The leaves of the last [`Self::run`], like [`Self::enters`]: those of observers that
     /// stopped observing first.
     pub fn leaves(&self) -> Pairs<'_> {
-        let used = &self.scratch[..self.in_use];
-        let count = self.stopped_leaves.len() + used.iter().map(|s| s.leaves.len()).sum::<usize>();
-        let parts = core::iter::once(&self.stopped_leaves[..]).chain(used.iter().map(|s| &s.leaves[..]));
-        Pairs::new(parts, &[], count)
+        leaves_of(&self.stopped_leaves, &self.scratch[..self.in_use])
     }
 
     /// Changed slots that are no longer observers (found by the grouping pass) leave everything
@@ -394,4 +383,18 @@ fn scan_targets(scratch: &mut [TaskBuffers], index: &AoiIndex, changed_observers
         }
     };
     run_jobs(pool, changes.chunks(per_task).zip(out.iter_mut()), &run);
+}
+
+/// The enters of the tasks' `results`, in order, with the targets of their
+/// [`WHOLE_LIST`](scan::WHOLE_LIST) runs from `lists`.
+fn enters_of<'a>(results: &'a [TaskBuffers], lists: &'a [Vec<u32>]) -> Pairs<'a> {
+    let count = results.iter().map(|s| s.enters.count).sum();
+    Pairs::new(results.iter().map(|s| &s.enters.pairs[..]), lists, count)
+}
+
+/// `first`, then the leaves of the tasks' `results`, in order.
+fn leaves_of<'a>(first: &'a [(u32, u32)], results: &'a [TaskBuffers]) -> Pairs<'a> {
+    let count = first.len() + results.iter().map(|s| s.leaves.len()).sum::<usize>();
+    let parts = core::iter::once(first).chain(results.iter().map(|s| &s.leaves[..]));
+    Pairs::new(parts, &[], count)
 }
