@@ -1,5 +1,6 @@
 // The README is the crate guide (one source for both): its examples run as doctests.
 #![doc = include_str!("../README.md")]
+mod bits;
 mod components;
 mod config;
 mod explain;

@@ -8,7 +8,7 @@ use bevy_ecs::{entity::Entity, prelude::*};
 #[cfg(feature = "bevy_reflect")]
 use bevy_reflect::std_traits::ReflectDefault;
 
-use crate::{index::AoiIndex, pair_engine::AoiPairEngine, systems::engine_pairs, view_model::layer::ViewLayer};
+use crate::{bits, index::AoiIndex, pair_engine::AoiPairEngine, systems::engine_pairs, view_model::layer::ViewLayer};
 
 /// Who sees this entity now: the reverse of the observers' [`InterestSet`](crate::InterestSet)s,
 /// kept exactly in step with them (same update). Opt-in: add it to the targets that broadcast
@@ -132,11 +132,11 @@ pub(crate) fn update_watchers(
         if marked.len() <= i / 64 {
             marked.resize(i / 64 + 1, 0);
         }
-        marked[i / 64] |= 1 << (i % 64);
+        bits::insert(marked, i);
     }
     let is_marked = |target: Entity| {
         let i = target.index_u32() as usize;
-        marked.get(i / 64).is_some_and(|bits| bits >> (i % 64) & 1 == 1)
+        i / 64 < marked.len() && bits::contains(marked, i)
     };
     let mut edit = |observer: Entity, target: Entity, entered: bool| {
         if is_marked(target)

@@ -3,6 +3,7 @@
 //! its slot and a bit set per slot, so that they come out in slot order without a sort.
 
 use crate::{
+    bits,
     components::Position,
     prefetch::{AHEAD, prefetch_record},
 };
@@ -50,7 +51,7 @@ impl GatheredMoves {
     fn write(&mut self, s: u32, position: Position) {
         let s = s as usize;
         self.positions[s] = position;
-        self.gathered[s / 64] |= 1 << (s % 64);
+        bits::insert(&mut self.gathered, s);
     }
 
     /// Room for `slots` slots (`Vec`'s growth: amortised `O(1)` a slot).

@@ -2,7 +2,7 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
-use crate::slot::Slot;
+use crate::{bits, slot::Slot};
 
 /// Per slot, whether something the view layer must look at happened to it as an observer this
 /// update: it changed (it or one of its components), or a target it sees before or after the
@@ -80,46 +80,49 @@ impl Touches {
     #[inline]
     pub fn change(&mut self, s: u32) {
         self.touch(s);
-        self.changed[s as usize / 64] |= 1 << (s % 64);
+        bits::insert(&mut self.changed, s as usize);
         self.any_changed = true;
     }
 
     /// Whether slot `s` was marked by [`Self::change`] this update.
     #[inline]
     pub fn is_changed(&self, s: u32) -> bool {
-        self.changed[s as usize / 64] & (1 << (s % 64)) != 0
+        bits::contains(&self.changed, s as usize)
     }
 
     /// Debug builds: records that change pickup put slot `s` on this update's shortlist.
     #[cfg(debug_assertions)]
     pub fn note_shortlisted(&mut self, s: u32) {
-        self.shortlisted[s as usize / 64] |= 1 << (s % 64);
+        bits::insert(&mut self.shortlisted, s as usize);
     }
 
     /// Debug builds: whether [`Self::note_shortlisted`] recorded slot `s` this update.
     #[cfg(debug_assertions)]
     pub fn was_shortlisted(&self, s: u32) -> bool {
-        self.shortlisted[s as usize / 64] & (1 << (s % 64)) != 0
+        bits::contains(&self.shortlisted, s as usize)
     }
 
     /// Sets or clears slot `s`'s bit of the slots the view layer owns (as its flag changes:
     /// [`AoiIndex::set_owned`](super::AoiIndex::set_owned) changes both).
     #[inline]
     pub fn set_owned(&mut self, s: u32, on: bool) {
-        let (word, bit) = (&mut self.owned[s as usize / 64], 1u64 << (s % 64));
-        *word = if on { *word | bit } else { *word & !bit };
+        if on {
+            bits::insert(&mut self.owned, s as usize);
+        } else {
+            bits::remove(&mut self.owned, s as usize);
+        }
     }
 
     /// Whether the view layer owns slot `s` ([`Self::set_owned`]).
     #[inline]
     pub fn is_owned(&self, s: u32) -> bool {
-        self.owned[s as usize / 64] & (1 << (s % 64)) != 0
+        bits::contains(&self.owned, s as usize)
     }
 
     /// The bits of the slots the view layer owns, read again from `slots` (after a renumbering
     /// moved them).
     pub fn owned_from(&mut self, slots: &[Slot]) {
-        self.owned.iter_mut().for_each(|bits| *bits = 0);
+        self.owned.iter_mut().for_each(|word| *word = 0);
         for (s, slot) in (0..).zip(slots) {
             if slot.owned() {
                 self.set_owned(s, true);

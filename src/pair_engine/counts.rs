@@ -10,7 +10,7 @@
 //! the marker: 25.3 and 3.1-3.2.
 
 use super::Pairs;
-use crate::{index::AoiIndex, slot::OldView, watched::WatchTracker};
+use crate::{bits, index::AoiIndex, slot::OldView, watched::WatchTracker};
 
 /// What the changed observers' counts need from the start of the run to its end.
 #[derive(Default)]
@@ -35,7 +35,7 @@ impl ChangedCounts {
             }
             let old = OldView::at_start(s, slot, &index.old_views);
             match (watch.counts(old.rules.member), watch.counts(slot.rules.member)) {
-                (true, true) => self.by_pairs[s as usize / 64] |= 1 << (s % 64),
+                (true, true) => bits::insert(&mut self.by_pairs, s as usize),
                 (true, false) => {
                     let list = &index.lists[s as usize];
                     list.iter().for_each(|&t| watch.dec(index.entities[t as usize]));
@@ -50,7 +50,7 @@ impl ChangedCounts {
     /// observers' `enters` and `leaves` (all of theirs, in any order) for those noted, and the
     /// new lists of those that started counting.
     pub fn end(&self, index: &AoiIndex, enters: Pairs, leaves: Pairs, watch: &mut WatchTracker) {
-        let by_pairs = |o: u32| self.by_pairs[o as usize / 64] >> (o % 64) & 1 == 1;
+        let by_pairs = |o: u32| bits::contains(&self.by_pairs, o as usize);
         let target = |t: u32| index.entities[t as usize];
         leaves
             .filter(|&(o, _)| by_pairs(o))
