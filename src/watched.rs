@@ -82,7 +82,7 @@ struct State {
 /// A resource only when the plugin keeps the marker.
 #[derive(Resource)]
 pub(crate) struct WatchTracker {
-    pub rule: WatchedRule,
+    rule: WatchedRule,
     tick: u64,
     states: EntityHashMap<State>,
     touched: Vec<Entity>,
