@@ -10,7 +10,8 @@
 //! `moving5`), `--entities`, `--ticks`, `--no-aoi` (movement only), `--single-thread`,
 //! `--index`, `--no-sets` (`AoiPlugin::interest_sets` `false`), view-model features on every
 //! observer (`--hysteresis MARGIN`, `--budget N`, `--tiers`), and the mixed-radii workload's big
-//! observers (`--towers K --tower-radius R`, standing, or walking with `--towers-walk`); and
+//! observers (`--towers K --tower-radius R`, standing, or walking with `--towers-walk`), the
+//! `Watched` marker counted by every observer (`--watched`); and
 //! between updates, untimed, `--evict-mib N` (the data pushed out of the caches, as the bench
 //! report's baselines also do) and `--pause-ms N` (a sleep, as a server's between ticks);
 //! `--pin-threads` pins each compute thread to a CPU of its own.
@@ -22,7 +23,7 @@ mod workload;
 
 use std::time::Instant;
 
-use bevy_aoi::prelude::{AoiPlugin, EnterBudget, IndexKind, ViewHysteresis, ViewTiers};
+use bevy_aoi::prelude::{AoiLayers, AoiPlugin, EnterBudget, IndexKind, ViewHysteresis, ViewTiers, WatchedRule};
 use clap::Parser;
 
 #[path = "common/cli.rs"]
@@ -79,6 +80,10 @@ struct Args {
     /// The big observers walk 5 units a tick (else they stand).
     #[arg(long)]
     towers_walk: bool,
+    /// Keeps the `Watched` marker (`AoiPlugin::watched`) with every observer counting (the
+    /// feature's worst case: a count per message).
+    #[arg(long)]
+    watched: bool,
     /// `AoiPlugin::cell_size`: a fixed cell side in world units (`CellSize::Auto` without it).
     #[arg(long, value_parser = parse_side)]
     cell_size: Option<f32>,
@@ -124,6 +129,10 @@ fn main() {
         cell_size: args
             .cell_size
             .map_or(bevy_aoi::prelude::CellSize::Auto, bevy_aoi::prelude::CellSize::Fixed),
+        watched: args.watched.then_some(WatchedRule {
+            by_layers: AoiLayers::ALL,
+            linger_ticks: 30,
+        }),
         ..Default::default()
     };
     let mut app = workload::app_with_plugin(walkers, aoi.then_some(plugin), false);

@@ -226,3 +226,54 @@ fn watched_marker_lingers_after_the_last_player_leaves() {
         "the player is seen by no player: never Watched"
     );
 }
+
+/// A watched monster despawned and another spawned in the same frame, reusing its entity index:
+/// the newcomer's marker follows its own count (the counts are kept per entity index).
+#[test]
+fn watched_marker_follows_an_entity_index_reused_in_one_frame() {
+    let mut app = Checked::new(AoiPlugin {
+        watched: Some(WatchedRule {
+            by_layers: PLAYER,
+            linger_ticks: 1,
+        }),
+        ..Default::default()
+    });
+    let monster = (Position::new(0.0, 0.0), AoiLayers::new(MONSTER, PLAYER));
+    let old = app.world().spawn(monster).id();
+    let player = app
+        .world()
+        .spawn((
+            Position::new(3.0, 0.0),
+            ViewRange::new(5.0),
+            AoiLayers::new(PLAYER, AoiLayers::ALL),
+        ))
+        .id();
+    app.update();
+    // Despawned without giving its index back, so that the new monster gets the same index
+    // with the next generation, as Bevy's allocator may hand it out.
+    let new = app
+        .world()
+        .despawn_no_free(old)
+        .expect("the old monster should be despawned");
+    app.world()
+        .spawn_at(new, monster)
+        .expect("the new monster should spawn at the reused index");
+    assert!(
+        new != old && new.index_u32() == old.index_u32(),
+        "the new monster should reuse the index"
+    );
+    app.update();
+    let watched = |app: &mut Checked| app.world().get::<Watched>(new).is_some();
+    assert!(
+        watched(&mut app),
+        "the new monster, seen by the player, should be Watched"
+    );
+    app.world().get_mut::<Position>(player).unwrap().x = 100.0;
+    app.update();
+    assert!(watched(&mut app), "the marker should stay in the first quiet update");
+    app.update();
+    assert!(
+        !watched(&mut app),
+        "the marker should go in the second quiet update: the old monster's count is not the new one's"
+    );
+}
