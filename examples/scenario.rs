@@ -11,7 +11,8 @@
 //! `--index`, `--no-sets` (`AoiPlugin::interest_sets` `false`), view-model features on every
 //! observer (`--hysteresis MARGIN`, `--budget N`, `--tiers`), and the mixed-radii workload's big
 //! observers (`--towers K --tower-radius R`, standing, or walking with `--towers-walk`), the
-//! `Watched` marker counted by every observer (`--watched`); and
+//! `Watched` marker counted by every observer (`--watched`), `Watchers` on every observer
+//! (`--watchers`); and
 //! between updates, untimed, `--evict-mib N` (the data pushed out of the caches, as the bench
 //! report's baselines also do) and `--pause-ms N` (a sleep, as a server's between ticks);
 //! `--pin-threads` pins each compute thread to a CPU of its own.
@@ -23,7 +24,9 @@ mod workload;
 
 use std::time::Instant;
 
-use bevy_aoi::prelude::{AoiLayers, AoiPlugin, EnterBudget, IndexKind, ViewHysteresis, ViewTiers, WatchedRule};
+use bevy_aoi::prelude::{
+    AoiLayers, AoiPlugin, EnterBudget, IndexKind, ViewHysteresis, ViewTiers, WatchedRule, Watchers,
+};
 use clap::Parser;
 
 #[path = "common/cli.rs"]
@@ -84,6 +87,10 @@ struct Args {
     /// feature's worst case: a count per message).
     #[arg(long)]
     watched: bool,
+    /// Gives every observer `Watchers` (who sees it; the feature's worst case: an edit per
+    /// message).
+    #[arg(long)]
+    watchers: bool,
     /// `AoiPlugin::cell_size`: a fixed cell side in world units (`CellSize::Auto` without it).
     #[arg(long, value_parser = parse_side)]
     cell_size: Option<f32>,
@@ -145,6 +152,9 @@ fn main() {
     }
     if args.tiers {
         workload::add_to_observers(&mut app, ViewTiers::new([workload::R / 3.0, workload::R * 2.0 / 3.0]));
+    }
+    if args.watchers {
+        workload::add_to_observers(&mut app, Watchers::default());
     }
     if args.towers > 0 {
         workload::add_towers(&mut app, side, args.towers, args.tower_radius, args.towers_walk);

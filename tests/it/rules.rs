@@ -1,9 +1,11 @@
 //! Focused tests of the visibility rules; every update is also checked against brute force.
 
+use std::collections::BTreeMap;
+
 use bevy_aoi::prelude::*;
 use bevy_ecs::prelude::*;
 
-use crate::harness::Checked;
+use crate::harness::{Checked, Draws, Rng, drift, on_each_index};
 
 const PLAYER: u32 = 1;
 const MONSTER: u32 = 2;
@@ -276,4 +278,66 @@ fn watched_marker_follows_an_entity_index_reused_in_one_frame() {
         !watched(&mut app),
         "the marker should go in the second quiet update: the old monster's count is not the new one's"
     );
+}
+
+/// `Watchers` order, as documented: the order the observers started seeing the target, a
+/// leaving observer's place taken by the last one (swap-removal), an update's enters before its
+/// leaves, in the messages' order (the pair engine's, then the view layer's: a third of the
+/// observers have hysteresis). Checked against the messages replayed, every update of a
+/// random walk after the first (which fills the new components from the index), on both
+/// indexes.
+#[test]
+fn watchers_keep_the_order_the_messages_give() {
+    for plugin in on_each_index(&AoiPlugin::default()) {
+        let mut app = Checked::new(plugin);
+        let mut rng = Rng(29);
+        let mut targets = Vec::new();
+        for i in 0..240 {
+            let at = Position::new(rng.range(0.0, 200.0), rng.range(0.0, 200.0));
+            let mut e = app.world().spawn((at, ViewRange::new(rng.range(15.0, 40.0))));
+            if i % 3 == 0 {
+                e.insert(ViewHysteresis {
+                    margin: 5.0,
+                    linger_ticks: 1,
+                });
+            }
+            if i % 4 == 0 {
+                e.insert(Watchers::default());
+                targets.push(e.id());
+            }
+        }
+        // The first update fills the new components from the index, in its own order.
+        app.update();
+        let watchers = |app: &mut Checked, t: Entity| -> Vec<Entity> {
+            app.world().get::<Watchers>(t).expect("a target").iter().collect()
+        };
+        let mut model: BTreeMap<Entity, Vec<Entity>> = targets.iter().map(|&t| (t, watchers(&mut app, t))).collect();
+        for tick in 1..30 {
+            let steps: Vec<(f32, f32)> = (0..240).map(|_| (rng.range(-6.0, 6.0), rng.range(-6.0, 6.0))).collect();
+            drift(app.world(), |i| steps[i]);
+            app.update();
+            let (enters, leaves) = app.log.last().expect("the update should be logged").clone();
+            for (o, t) in enters {
+                model.entry(t).and_modify(|w| w.push(o));
+            }
+            for (o, t) in leaves {
+                model.entry(t).and_modify(|w| {
+                    let at = w.iter().position(|&x| x == o).expect("a leave should follow an enter");
+                    w.swap_remove(at);
+                });
+            }
+            for (&t, want) in &model {
+                assert_eq!(
+                    &watchers(&mut app, t),
+                    want,
+                    "update {tick}: {t}'s Watchers should be in the messages' order"
+                );
+            }
+        }
+        assert!(
+            app.total_leaves > 100,
+            "the walk should make observers leave ({})",
+            app.total_leaves
+        );
+    }
 }
