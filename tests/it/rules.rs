@@ -188,29 +188,34 @@ fn watchers_added_late_are_filled_and_follow_the_sets() {
     );
 }
 
-#[test]
-fn watched_marker_lingers_after_the_last_player_leaves() {
-    let rule = WatchedRule {
-        by_layers: PLAYER,
-        linger_ticks: 2,
-    };
+/// An app keeping the `Watched` marker for the player layer (`linger_ticks`), and a player at
+/// (3, 0) who sees 5 units around.
+fn with_a_player(linger_ticks: u32) -> (Checked, Entity) {
     let mut app = Checked::new(AoiPlugin {
-        watched: Some(rule),
+        watched: Some(WatchedRule {
+            by_layers: PLAYER,
+            linger_ticks,
+        }),
         ..Default::default()
     });
-    let w = app.world();
-    let monster = w
-        .spawn((
-            Position::new(0.0, 0.0),
-            ViewRange::new(5.0),
-            AoiLayers::new(MONSTER, PLAYER),
-        ))
-        .id();
-    let player = w
+    let player = (app.world())
         .spawn((
             Position::new(3.0, 0.0),
             ViewRange::new(5.0),
             AoiLayers::new(PLAYER, AoiLayers::ALL),
+        ))
+        .id();
+    (app, player)
+}
+
+#[test]
+fn watched_marker_lingers_after_the_last_player_leaves() {
+    let (mut app, player) = with_a_player(2);
+    let monster = (app.world())
+        .spawn((
+            Position::new(0.0, 0.0),
+            ViewRange::new(5.0),
+            AoiLayers::new(MONSTER, PLAYER),
         ))
         .id();
     app.update();
@@ -233,23 +238,9 @@ fn watched_marker_lingers_after_the_last_player_leaves() {
 /// the newcomer's marker follows its own count (the counts are kept per entity index).
 #[test]
 fn watched_marker_follows_an_entity_index_reused_in_one_frame() {
-    let mut app = Checked::new(AoiPlugin {
-        watched: Some(WatchedRule {
-            by_layers: PLAYER,
-            linger_ticks: 1,
-        }),
-        ..Default::default()
-    });
+    let (mut app, player) = with_a_player(1);
     let monster = (Position::new(0.0, 0.0), AoiLayers::new(MONSTER, PLAYER));
     let old = app.world().spawn(monster).id();
-    let player = app
-        .world()
-        .spawn((
-            Position::new(3.0, 0.0),
-            ViewRange::new(5.0),
-            AoiLayers::new(PLAYER, AoiLayers::ALL),
-        ))
-        .id();
     app.update();
     // Despawned without giving its index back, so that the new monster gets the same index
     // with the next generation, as Bevy's allocator may hand it out.
