@@ -311,8 +311,14 @@ pub fn sees(a: [f32; 2], b: [f32; 2]) -> bool {
 /// Inserts `features` on every observer of `app` (view-model components: hysteresis, budgets,
 /// tiers).
 pub fn add_to_observers(app: &mut App, features: impl Bundle + Clone) {
+    add_to_first_observers(app, usize::MAX, features);
+}
+
+/// Inserts `features` on the first `count` observers of `app`, in query order.
+pub fn add_to_first_observers(app: &mut App, count: usize, features: impl Bundle + Clone) {
     let world = app.world_mut();
-    let observers: Vec<Entity> = world.query_filtered::<Entity, With<ViewRange>>().iter(world).collect();
+    let mut observers = world.query_filtered::<Entity, With<ViewRange>>();
+    let observers: Vec<Entity> = observers.iter(world).take(count).collect();
     for e in observers {
         world.entity_mut(e).insert(features.clone());
     }

@@ -11,8 +11,8 @@
 //! `--index`, `--no-sets` (`AoiPlugin::interest_sets` `false`), view-model features on every
 //! observer (`--hysteresis MARGIN`, `--budget N`, `--tiers`), and the mixed-radii workload's big
 //! observers (`--towers K --tower-radius R`, standing, or walking with `--towers-walk`), the
-//! `Watched` marker counted by every observer (`--watched`), `Watchers` on every observer
-//! (`--watchers`); and
+//! `Watched` marker counted by every observer (`--watched`), `Watchers` on some observers
+//! (`--watchers N`); and
 //! between updates, untimed, `--evict-mib N` (the data pushed out of the caches, as the bench
 //! report's baselines also do) and `--pause-ms N` (a sleep, as a server's between ticks);
 //! `--pin-threads` pins each compute thread to a CPU of its own.
@@ -87,10 +87,10 @@ struct Args {
     /// feature's worst case: a count per message).
     #[arg(long)]
     watched: bool,
-    /// Gives every observer `Watchers` (who sees it; the feature's worst case: an edit per
-    /// message).
-    #[arg(long)]
-    watchers: bool,
+    /// Gives this many observers `Watchers` (who sees them; each costs an edit per message of
+    /// its own, and every message a bit test).
+    #[arg(long, default_value_t = 0)]
+    watchers: usize,
     /// `AoiPlugin::cell_size`: a fixed cell side in world units (`CellSize::Auto` without it).
     #[arg(long, value_parser = parse_side)]
     cell_size: Option<f32>,
@@ -153,8 +153,8 @@ fn main() {
     if args.tiers {
         workload::add_to_observers(&mut app, ViewTiers::new([workload::R / 3.0, workload::R * 2.0 / 3.0]));
     }
-    if args.watchers {
-        workload::add_to_observers(&mut app, Watchers::default());
+    if args.watchers > 0 {
+        workload::add_to_first_observers(&mut app, args.watchers, Watchers::default());
     }
     if args.towers > 0 {
         workload::add_towers(&mut app, side, args.towers, args.tower_radius, args.towers_walk);
