@@ -126,8 +126,8 @@ struct WatchersEdit {
 /// The edits applied at a time: sorted by target, so each component is looked up once per
 /// batch and in the order of the entities' records; bounded, so that the first update's millions
 /// of enters do not need a buffer of their own (24 bytes an edit: 1.5 MiB a batch, twice with
-/// the sort's buffer). Measured (`scenario --watchers 50000`, uniform 50k, one thread, pinned, three
-/// alternating runs): 2^14 41.1-43.9 ms an update, 2^16 38.4-40.0, 2^18 38.7-38.9.
+/// the sort's buffer). Measured (`scenario --watchers 50000`, uniform 50k, one thread, pinned,
+/// three alternating runs): 2^14 41.1-43.9 ms an update, 2^16 38.4-40.0, 2^18 38.7-38.9.
 const EDITS_PER_BATCH: usize = 1 << 16;
 
 /// Applies `edits` (in message order) to the targets' `Watchers`, then clears them. Sorted
@@ -163,20 +163,22 @@ fn apply(watchers: &mut Query<(Entity, &mut Watchers)>, edits: &mut Vec<Watchers
 /// Keeps [`Watchers`] in step with this update's messages, and fills newly added ones from the
 /// index (a scan around the target, or its instance for an `Always` target).
 ///
-/// The messages are read in their order, the pair engine's as the slot pairs they are made from:
-/// a target's `Watchers` is looked up only when some entity with that index has one (`marked`,
-/// a bit per entity index; a target that left the index this update still has leaves to apply,
-/// so its slot would not do), and a pair's observer is read only then: a few `Watchers` among
-/// many entities cost a bit test per message. Measured (`scenario` uniform 50k, one thread, pinned, alternating runs): when every
-/// message was built, its reason judged and its target looked up, ten observers with `Watchers`
-/// cost 28.3 → 31.2-31.5 ms an update; now 26.9-27.5 → 27.8-28.1. Against that code, two runs
-/// each: ten 28.9-29.9 → 27.1-27.5 ms, 5,000 31.4-32.4 → 29.6, all 50,000 51.4-51.6 → 48.9.
-/// Reading the observer only for a marked target: callgrind, uniform 10k, ten `Watchers`, 57.59
-/// → 56.66 M instructions an update (53.52 without `Watchers`). The edits of the marked targets are then applied in batches sorted by target ([`apply`]);
-/// one at a time in message order, each a component lookup, all 50,000 (`scenario --watchers
-/// 50000`,
-/// three alternating runs) took 52.4-56.1 ms an update, now 38.4-40.0 (5% moving 6.80-7.14 →
-/// 4.93-5.17).
+/// The messages are read in their order, the pair engine's as the slot pairs they are made from.
+/// A target's `Watchers` is looked up only when some entity with that index has one (`marked`, a
+/// bit per entity index: a target that left the index this update has no slot to mark, and its
+/// leaves still count), and a pair's observer is read only then, so a few `Watchers` among many
+/// entities cost a bit test per message. The marked targets' edits are applied in batches sorted
+/// by target ([`apply`]).
+///
+/// Measured (`scenario` uniform 50k, one thread, pinned, alternating runs): when every message
+/// was built, its reason judged and its target looked up, ten observers with `Watchers` cost
+/// 28.3 → 31.2-31.5 ms an update; then 26.9-27.5 → 27.8-28.1. Against that code, two runs each:
+/// ten 28.9-29.9 → 27.1-27.5 ms, 5,000 31.4-32.4 → 29.6, all 50,000 51.4-51.6 → 48.9. Reading
+/// the observer only for a marked target: callgrind, uniform 10k, ten `Watchers`, 57.59 → 56.66
+/// M instructions an update (53.52 without `Watchers`). The edits applied one at a time in
+/// message order, each a component lookup, all 50,000 (`scenario --watchers 50000`, three
+/// alternating runs): 52.4-56.1 ms an update; in sorted batches 38.4-40.0 (5% moving 6.80-7.14
+/// → 4.93-5.17).
 pub(crate) fn update_watchers(
     index: Res<AoiIndex>,
     work: Res<AoiPairEngine>,
