@@ -14,7 +14,13 @@ pub(crate) const AHEAD: usize = 8;
 /// results, and nothing on other architectures.
 #[inline(always)]
 pub(crate) fn prefetch<T>(data: &[T]) {
-    let bytes = size_of_val(data).min(1024);
+    prefetch_up_to(data, 1024);
+}
+
+/// Hints the CPU to bring up to the first `max_bytes` of `data` into cache, as [`prefetch`].
+#[inline(always)]
+pub(crate) fn prefetch_up_to<T>(data: &[T], max_bytes: usize) {
+    let bytes = size_of_val(data).min(max_bytes);
     let start = data.as_ptr().cast::<u8>();
     for offset in (0..bytes).step_by(64) {
         prefetch_line(start.wrapping_add(offset));
