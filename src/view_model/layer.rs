@@ -155,6 +155,12 @@ struct Pass {
     /// A quiet observer's changed listed targets, in list order ([`Self::mark_listed`]), or in
     /// its seers' order ([`Self::mark_seers`]).
     changed_listed: Vec<u32>,
+    /// A quiet observer's shown targets to judge, as places in its `shown`, ascending
+    /// ([`Self::mark_seers`]); how many of them its pass has reached; and how many targets it
+    /// showed when its pass began.
+    judged_at: Vec<u32>,
+    next_judged: usize,
+    judged_from: usize,
     /// The observer's targets found lingering by its pass, for `Owned::lingering`.
     lingering: Vec<u32>,
     /// This observer's qualifying targets that are not shown: squared distance, entity, slot.

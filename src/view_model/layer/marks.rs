@@ -43,11 +43,24 @@ impl Pass {
     /// in `changed_listed` (in the seers' order); one that it saw and no longer sees, and a
     /// target lingering (`st.lingering`: not listed unless it changed, and then a seer), are
     /// marked to be judged ([`Self::to_judge`]). Those are the only targets whose judgement can
-    /// differ from the last update's ([`Pass::decide`]), and the list is not read.
+    /// differ from the last update's ([`Pass::decide`]), and the list is not read. Their places
+    /// among the shown targets are kept in `judged_at`, ascending: each found by a binary search
+    /// of `shown` by entity (a slot names its entity until the next update), so the pass need
+    /// not test every shown target's slot.
     ///
     /// [`SeersByObserver`]: super::SeersByObserver
     pub(super) fn mark_seers(&mut self, st: &Owned, seers: &[(u32, bool)], index: &AoiIndex) {
         self.next_epoch();
+        self.judged_at.clear();
+        let targets = seers.iter().map(|&(t, _)| t).chain(st.lingering.iter().copied());
+        for t in targets {
+            let target = index.entities[t as usize];
+            if let Ok(at) = st.shown.binary_search_by_key(&target, |sn| sn.target) {
+                self.judged_at.push(at as u32);
+            }
+        }
+        self.judged_at.sort_unstable();
+        self.judged_at.dedup();
         let (listed, unlisted) = (self.epoch, self.epoch + UNLISTED);
         for &(t, sees_now) in seers {
             let mark = &mut self.marks[t as usize];
