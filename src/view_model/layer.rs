@@ -160,7 +160,7 @@ struct Pass {
     /// showed when its pass began.
     judged_at: Vec<u32>,
     next_judged: usize,
-    judged_from: usize,
+    shown_len: usize,
     /// The observer's targets found lingering by its pass, for `Owned::lingering`.
     lingering: Vec<u32>,
     /// This observer's qualifying targets that are not shown: squared distance, entity, slot.

@@ -173,7 +173,7 @@ impl Pass {
             instance: o.rules.instance,
         };
         let (mut kept, mut i, len) = (0, 0, st.shown.len());
-        (self.next_judged, self.judged_from) = (0, len);
+        (self.next_judged, self.shown_len) = (0, len);
         while i < len {
             if quiet {
                 // The targets up to the next one to judge are kept as they are (moved down only
@@ -276,14 +276,14 @@ impl Pass {
     /// [`Touches::is_changed`]: crate::index::Touches::is_changed
     fn unchanged_run(&mut self, slots: &[u32], index: &AoiIndex, by_seers: bool, lingering: bool) -> usize {
         if by_seers {
-            let from = self.judged_from - slots.len();
+            let from = self.shown_len - slots.len();
             let place = self
                 .judged_at
                 .get(self.next_judged)
-                .map_or(self.judged_from, |&at| at as usize);
+                .map_or(self.shown_len, |&at| at as usize);
             self.next_judged += 1;
             debug_assert!(
-                place == self.judged_from || (place >= from && self.to_judge(slots[place - from])),
+                place == self.shown_len || (place >= from && self.to_judge(slots[place - from])),
                 "a seer's place should hold a target to judge"
             );
             return place - from;

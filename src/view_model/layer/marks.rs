@@ -124,6 +124,13 @@ impl Pass {
         for &t in &self.changed_listed {
             assert!(list.contains(&t), "seer slot {t} is seen now: it should be in the list");
         }
+        let to_judge: Vec<u32> = (0..st.shown_slots.len() as u32)
+            .filter(|&at| self.to_judge(st.shown_slots[at as usize]))
+            .collect();
+        assert_eq!(
+            self.judged_at, to_judge,
+            "the places found for the seers and lingering targets should be those of the shown targets marked to judge"
+        );
         for &t in list {
             assert!(
                 self.marks[t as usize] != self.epoch + UNLISTED,
