@@ -147,7 +147,9 @@ impl WatchTracker {
     /// One counting observer fewer sees `target`. Nothing if its entry was taken over: then
     /// `target` is gone, and its count with it.
     pub fn dec(&mut self, target: Entity) {
-        let Some(state) = self.state_mut(target) else { return };
+        let Some(state) = own_state(&mut self.states, target) else {
+            return;
+        };
         state.count = state
             .count
             .checked_sub(1)
@@ -158,20 +160,15 @@ impl WatchTracker {
         }
     }
 
-    /// `target`'s entry, if it is still its own.
-    fn state_mut(&mut self, target: Entity) -> Option<&mut State> {
-        let state = self.states.get_mut(target.index_u32() as usize)?;
-        (state.generation == target.generation().to_bits()).then_some(state)
-    }
-
     /// Ends one AOI update: inserts the marker on newly watched targets, starts the countdown
     /// of newly unwatched ones, and removes the marker where the countdown ran out.
     pub fn finish(&mut self, commands: &mut Commands) {
         self.tick = self.tick.wrapping_add(1);
         let tick = self.tick;
-        let mut touched = core::mem::take(&mut self.touched);
-        for e in touched.drain(..) {
-            let Some(state) = self.state_mut(e) else { continue };
+        for e in self.touched.drain(..) {
+            let Some(state) = own_state(&mut self.states, e) else {
+                continue;
+            };
             state.touched = false;
             if state.count > 0 {
                 state.quiet = false;
@@ -184,11 +181,12 @@ impl WatchTracker {
                 self.lingering.push((e, tick));
             }
         }
-        self.touched = touched;
         let linger = self.rule.linger_ticks;
-        let mut lingering = core::mem::take(&mut self.lingering);
-        lingering.retain(|&(e, since)| {
-            let Some(state) = self.state_mut(e) else { return false };
+        let states = &mut self.states;
+        self.lingering.retain(|&(e, since)| {
+            let Some(state) = own_state(states, e) else {
+                return false;
+            };
             if !(state.quiet && state.quiet_since == since) {
                 return false;
             }
@@ -199,8 +197,13 @@ impl WatchTracker {
             commands.entity(e).try_remove::<Watched>();
             false
         });
-        self.lingering = lingering;
     }
+}
+
+/// `target`'s entry in `states`, if it is still its own.
+fn own_state(states: &mut [State], target: Entity) -> Option<&mut State> {
+    let state = states.get_mut(target.index_u32() as usize)?;
+    (state.generation == target.generation().to_bits()).then_some(state)
 }
 
 #[cfg(test)]
