@@ -8,7 +8,8 @@
 //!
 //! `--help` lists the flags: `--scenario` (`uniform`, `crowded`, `sparse_huge`, `static`,
 //! `moving5`), `--entities`, `--ticks`, `--no-aoi` (movement only), `--single-thread`,
-//! `--index`, `--no-sets` (`AoiPlugin::interest_sets` `false`), view-model features on every
+//! `--index`, `--no-sets` (`AoiPlugin::interest_sets` `false`), `--rules` (the report's mix of
+//! players, monsters and items in layers), view-model features on every
 //! observer (`--hysteresis MARGIN`, `--budget N`, `--tiers`), and the mixed-radii workload's big
 //! observers (`--towers K --tower-radius R`, standing, or walking with `--towers-walk`), the
 //! `Watched` marker counted by every observer (`--watched`), `Watchers` on some observers
@@ -65,6 +66,10 @@ struct Args {
     /// Keep no `InterestSet`s (`AoiPlugin::interest_sets` `false`): the messages only.
     #[arg(long)]
     no_sets: bool,
+    /// The realistic mix of layers (the report's `rules` workload): 10% players seeing
+    /// everything, 80% monsters seeing players, 10% items seeing nothing.
+    #[arg(long)]
+    rules: bool,
     /// Every observer gets a `ViewHysteresis` with this margin (linger 3 ticks).
     #[arg(long)]
     hysteresis: Option<f32>,
@@ -142,7 +147,7 @@ fn main() {
         }),
         ..Default::default()
     };
-    let mut app = workload::app_with_plugin(walkers, aoi.then_some(plugin), false);
+    let mut app = workload::app_with_plugin(walkers, aoi.then_some(plugin), args.rules);
     if let Some(margin) = args.hysteresis {
         let linger_ticks = 3;
         workload::add_to_observers(&mut app, ViewHysteresis { margin, linger_ticks });
