@@ -48,13 +48,20 @@ pub struct AoiSettings {
     /// [`AoiStats::step_limit`], and changed nothing else) and saw at least this many targets
     /// before is updated by a flip scan: each neighbour is tested where both were at the start
     /// of the update and where they are now, and only the differences touch its `InterestSet`.
-    /// Observers that see fewer recompute their whole set (or, having seen nobody with nobody in
-    /// the cells around them, are not scanned at all), which costs less for short sets: the flip
-    /// scan's window must also reach as far as anything stepped, and in a sparse world that is
-    /// most of the work (measured with callgrind: 32 is the crossover, uniform 10k runs 13% fewer
-    /// instructions than with 256, a sparse world the same). The messages and sets are the same
-    /// either way; only the speed differs. `0` sends every stepping observer through the flip
-    /// scan, `usize::MAX` none.
+    /// Observers that see fewer recompute their whole set (or, having seen nobody and seeing no
+    /// layer or nobody in the cells around them, are not scanned at all). The default, 1, sends
+    /// every stepping observer that saw anyone through the flip scan, whose batched tests cost
+    /// less than a recompute even for a few targets. Measured on the realistic mix of layers
+    /// (monsters that see only players, about 8 targets each), uniform 10k, one thread:
+    /// `scenario --rules` 4.9-5.1 ms an update with the earlier default of 32, 2.9 with 1;
+    /// `cargo bench --bench report -- rules`, with the observers that see no layer also left
+    /// unscanned, 0.99-1.02 times the world without rules before, 0.49-0.52 now (three
+    /// alternating runs). The standard workloads, whose observers see none or dozens, are
+    /// unchanged (callgrind, `sparse_huge` and 5% moving 50k, the same instructions). `0` sends
+    /// every stepping observer through the flip scan, even those that saw nobody, whose window
+    /// must also reach as far as anything stepped: in a sparse world that is most of the work
+    /// (`sparse_huge` 50k about twice as slow). `usize::MAX` sends none. The messages and sets
+    /// are the same either way; only the speed differs.
     pub flip_scan_min_seen: usize,
     /// A cell where, counting the cells around it, at least this share of the entities changed
     /// this update is *busy*: its observers that did not change (and saw at least
@@ -62,12 +69,12 @@ pub struct AoiSettings {
     /// they had stepped by zero, instead of having their pairs with the movers judged by each
     /// mover and edited into their sets one by one. Where most of a crowd moves that costs less;
     /// where few move, more. Measured (`cargo bench --bench report -- busy`, uniform 50k, one
-    /// thread, six runs, medians against this off): 25% moving 1.00, 50% 0.95, 75% 0.86, 95%
-    /// 0.87; `scenario` alone, 75% moving 50-53 → 41-43 ms an update. The default, 0.4, is where
-    /// scanning them began to pay in a sweep of shares and crowds. The messages and sets are the
-    /// same either way; only the speed differs. `0.0` scans the standing observers of every cell
-    /// where anything changed; above `1.0` (or not a number) none, and nothing is counted.
-    /// [`AoiStats::busy_standing`] counts them. With
+    /// thread, three runs, medians against this off): 25% moving 1.00, 50% 0.82, 75% 0.71, 95%
+    /// 0.74; `scenario` alone (stop 40), 75% moving 50-53 → 41-43 ms an update. The default,
+    /// 0.4, is where scanning them began to pay in a sweep of shares and crowds. The messages and
+    /// sets are the same either way; only the speed differs. `0.0` scans the standing observers of
+    /// every cell where anything changed; above `1.0` (or not a number) none, and nothing is
+    /// counted. [`AoiStats::busy_standing`] counts them. With
     /// [`IndexKind::SortedAxes`](crate::IndexKind::SortedAxes) no cell is busy: that index scans
     /// one observer at a time, and adding the standing ones measured slower there.
     pub busy_cell_share: f32,
@@ -89,7 +96,7 @@ impl Default for AoiSettings {
         Self {
             parallel: true,
             min_parallel_changes: 256,
-            flip_scan_min_seen: 32,
+            flip_scan_min_seen: 1,
             busy_cell_share: 0.4,
             self_check_every: 0,
         }

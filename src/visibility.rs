@@ -129,6 +129,13 @@ pub(crate) fn verdict(sees: u32, t: &Rules) -> Verdict {
     }
 }
 
+/// Whether an observer seeing the layers `sees` sees nobody, whatever the distances and the
+/// targets' rules: [`verdict`] is [`Verdict::Never`] for every target when it sees no layer.
+#[inline]
+pub(crate) fn sees_no_layer(sees: u32) -> bool {
+    sees == 0
+}
+
 /// The instance in which `t` is visible to every observer whatever the distance (it is indexed
 /// and `Always` visible), if any.
 #[inline]

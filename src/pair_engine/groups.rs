@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::{grid::Grid, prefetch::AHEAD, slot::Change, slot::Slot};
+use crate::{grid::Grid, prefetch::AHEAD, slot::Change, slot::Slot, visibility::sees_no_layer};
 
 /// Changed observers grouped by cell (a counting sort over the touched cells only), kept
 /// between updates. A group's window is its widest view's, so a changed wide observer
@@ -47,9 +47,11 @@ pub(crate) struct Observers<'a> {
 
 /// Whether changed observer `s` (its slot `slot`) sees nobody now and saw nobody at the start of
 /// the update, so no pair with it as observer changes and it needs no scan: its list is empty,
-/// no slot of its instance is `Always` visible, and its view now reaches no cell beyond those
-/// adjacent to its own ([`Grid::window_within_one_cell`]), which hold nobody but itself. Most
-/// observers of a sparse world are such (`sparse_huge`: nearly all). Not for a stepping
+/// and either it sees no layer (the rule's verdict is then never, whatever the distance or the
+/// target's visibility mode: an item in a world of players and monsters), or no slot of its
+/// instance is `Always` visible and its view now reaches no cell beyond those adjacent to its
+/// own ([`Grid::window_within_one_cell`]), which hold nobody but itself. Most observers of a
+/// sparse world are such (`sparse_huge`: nearly all). Not for a stepping
 /// observer: its flip scan may also judge, as a target, the unchanged observers that see it, a
 /// little beyond its own view
 /// ([`Slot::flip_scans_as_target`](crate::slot::Slot::flip_scans_as_target)). An observer the
@@ -59,6 +61,9 @@ pub(crate) struct Observers<'a> {
 fn sees_nobody(grid: &Grid, observers: &Observers, s: u32, slot: &Slot) -> bool {
     if slot.stepping() || !observers.lists[s as usize].is_empty() {
         return false;
+    }
+    if sees_no_layer(slot.rules.sees) {
+        return true;
     }
     if observers.always.contains_key(&slot.rules.instance) {
         return false;
@@ -177,6 +182,58 @@ mod tests {
             engine.groups.order.len(),
             2,
             "the two with a neighbour should have been grouped"
+        );
+    }
+
+    /// Observers that see no layer are left out of the groups even among neighbours (they see
+    /// nobody, whatever the distance), unless they saw someone at the start of the update.
+    #[test]
+    fn observers_that_see_no_layer_are_left_out_of_the_groups() {
+        let mut app = App::new();
+        app.add_plugins(AoiPlugin {
+            cell_size: CellSize::Fixed(100.0),
+            ..Default::default()
+        });
+        let crowd: Vec<_> = (0..4)
+            .map(|i| {
+                app.world_mut()
+                    .spawn((Position::new(i as f32 * 10.0, 0.0), ViewRange::new(50.0)))
+                    .id()
+            })
+            .collect();
+        // The first two see no layer from the start; the third sees everyone, then nothing.
+        for &e in &crowd[..2] {
+            app.world_mut().entity_mut(e).insert(AoiLayers::new(1, 0));
+        }
+        app.update();
+        assert_eq!(
+            app.world().get::<InterestSet>(crowd[2]).map(InterestSet::len),
+            Some(3),
+            "the third should see the other three before its layers change"
+        );
+        for (i, &e) in crowd.iter().enumerate() {
+            let mut entity = app.world_mut().entity_mut(e);
+            entity.get_mut::<Position>().expect("it should have a Position").y += 1.0;
+            if i == 2 {
+                entity.insert(AoiLayers::new(1, 0));
+            }
+        }
+        app.update();
+        let engine = &app.world().resource::<AoiPairEngine>().0;
+        assert_eq!(
+            engine.groups.alone, 2,
+            "the two that saw nobody and see no layer should have been left out"
+        );
+        assert_eq!(
+            engine.groups.order.len(),
+            2,
+            "the one that lost its layers (it must leave its targets) and the one that sees \
+             everyone should have been grouped"
+        );
+        assert_eq!(
+            app.world().get::<InterestSet>(crowd[2]).map(InterestSet::len),
+            Some(0),
+            "the one that lost its layers should see nobody"
         );
     }
 
