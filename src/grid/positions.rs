@@ -13,7 +13,7 @@ use super::Member;
 
 mod masks;
 
-use masks::{At, Radius, disc_mask, disc_masks, disc_masks_both_ways, disc_masks_many, rect_masks};
+use masks::{At, Radius, disc_mask, disc_masks, disc_masks_both_ways, flip_masks, flip_masks_many};
 
 /// At most this many observers' flip scans share one pass over a cell ([`Positions::flips_many`]).
 /// Measured (`PERFORMANCE.md`, stop 39; `scenario` uniform 10k, one thread, six alternating
@@ -252,12 +252,12 @@ impl Positions {
         with_z: bool,
         mut hits: impl FnMut(usize, u64, u64),
     ) {
-        let inside = |blocks: &[Block]| match shape {
-            FlipShape::Disc(r2) if with_z => {
-                disc_masks::<true>(blocks, (At::Now, now), (At::Start, start_p), Radius::Same(r2))
+        let inside = |blocks: &[Block]| {
+            if with_z {
+                flip_masks::<true>(blocks, now, start_p, shape)
+            } else {
+                flip_masks::<false>(blocks, now, start_p, shape)
             }
-            FlipShape::Disc(r2) => disc_masks::<false>(blocks, (At::Now, now), (At::Start, start_p), Radius::Same(r2)),
-            FlipShape::Rect(half) => rect_masks(blocks, now, start_p, half),
         };
         self.runs(range, |start, blocks, valid| {
             let (in_now, in_start) = inside(blocks);
@@ -274,15 +274,14 @@ impl Positions {
         self.len.div_ceil(MASK_BITS)
     }
 
-    /// [`flips`](Self::flips) of up to [`FLIP_BATCH`] disc observers over all the members, each
-    /// run of blocks brought into cache once for all of them: `views[i]` is observer `i`'s
-    /// position now, its start position and its squared radius; calls `hits(i, start, flips,
-    /// inside)` for each run and observer `i`, also where `flips` is 0 (the caller records
-    /// without a branch).
+    /// [`flips`](Self::flips) of up to [`FLIP_BATCH`] observers over all the members, each run
+    /// of blocks brought into cache once for all of them: `views[i]` is observer `i`'s position
+    /// now, its start position and its view; calls `hits(i, start, flips, inside)` for each run
+    /// and observer `i`, also where `flips` is 0 (the caller records without a branch).
     #[inline(always)]
     pub fn flips_many(
         &self,
-        views: &[([f32; 3], [f32; 3], f32)],
+        views: &[([f32; 3], [f32; 3], FlipShape)],
         with_z: bool,
         mut hits: impl FnMut(usize, usize, u64, u64),
     ) {
@@ -290,9 +289,9 @@ impl Positions {
         let masks = &mut masks[..views.len()];
         self.runs(0..self.len, |start, blocks, valid| {
             if with_z {
-                disc_masks_many::<true>(blocks, views, masks);
+                flip_masks_many::<true>(blocks, views, masks);
             } else {
-                disc_masks_many::<false>(blocks, views, masks);
+                flip_masks_many::<false>(blocks, views, masks);
             }
             for (i, &(in_now, in_start)) in masks.iter().enumerate() {
                 let (in_now, in_start) = (in_now & valid, in_start & valid);

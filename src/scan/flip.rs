@@ -42,7 +42,7 @@ pub(super) fn flip_scan(
     let (mut flips, clean_enters, clean_leaves, seers) = scratch.flips(view, o, list);
     // Both ends tested four members at a time over the cells' positions, as a disc or as a
     // rectangle.
-    let shape = me.rect.map_or(FlipShape::Disc(me.r2), FlipShape::Rect);
+    let shape = flip_shape(me);
     let with_z = view.grid.with_z();
     // As a target: where the clean observers of a cell see it (the target scan's test, from the
     // same distances), judged as its target scan would.
@@ -70,12 +70,18 @@ pub(super) fn flip_scan(
 }
 
 /// Whether a changed observer's scan may share its passes over the cells with others of its
-/// group ([`flip_scan_batch`]): it steps, its view is a disc, and it takes the plain flip scan
-/// (it does not judge clean observers as a target in any of the group's cells, `any_clean`
-/// saying whether one holds a clean observer).
+/// group ([`flip_scan_batch`]): it steps, and it takes the plain flip scan (it does not judge
+/// clean observers as a target in any of the group's cells, `any_clean` saying whether one
+/// holds a clean observer).
 #[inline]
 pub(super) fn batches(me: &Slot, any_clean: bool) -> bool {
-    me.stepping() && me.rect.is_none() && !(me.flip_scans_as_target() && any_clean)
+    me.stepping() && !(me.flip_scans_as_target() && any_clean)
+}
+
+/// A stepping observer's view as the flip tests take it: its rectangle, else its disc.
+#[inline]
+fn flip_shape(me: &Slot) -> FlipShape {
+    me.rect.map_or(FlipShape::Disc(me.r2), FlipShape::Rect)
 }
 
 /// The flip scans of up to [`FLIP_BATCH`] observers of one group that [`batches`] allows, as
@@ -96,10 +102,10 @@ pub(super) fn flip_scan_batch(
     scratch: &mut TaskBuffers,
 ) {
     debug_assert!(os.len() <= FLIP_BATCH && os.len() == lists.len() && os.len() == sets.len());
-    let mut views = [([0.0f32; 3], [0.0f32; 3], 0.0f32); FLIP_BATCH];
+    let mut views = [([0.0f32; 3], [0.0f32; 3], FlipShape::Disc(0.0)); FLIP_BATCH];
     for (v, &o) in views.iter_mut().zip(os) {
         let me = &view.slots[o as usize];
-        *v = (me.p, view.starts[o as usize], me.r2);
+        *v = (me.p, view.starts[o as usize], flip_shape(me));
     }
     let views = &views[..os.len()];
     // Row `i` of `runs` holds observer `i`'s runs of members with a flip, `counts[i]` of them:

@@ -1,10 +1,10 @@
 //! The distance and rectangle tests of [`Positions`](super::Positions), a run of blocks at a
 //! time: each block's four members tested by one vector instruction per step (SSE on `x86_64`,
 //! a scalar loop with the same arithmetic elsewhere), the answers gathered into one bit per
-//! member. The batched flip scans' tests ([`disc_masks_many`]) take two blocks per instruction
-//! where the CPU has AVX ([`avx`]), chosen at run time.
+//! member. The batched flip scans' disc tests ([`flip_masks_many`]) take two blocks per
+//! instruction where the CPU has AVX ([`avx`]), chosen at run time.
 
-use super::{Block, LANES};
+use super::{Block, FlipShape, LANES};
 
 #[cfg(target_arch = "x86_64")]
 mod avx;
@@ -109,9 +109,10 @@ pub(super) fn disc_masks_both_ways<const WITH_Z: bool>(
     masks
 }
 
-/// [`disc_masks`] of a flip scan for several observers at once: `views[i]` is observer `i`'s
-/// position now, its start position and its squared radius; `masks[i]` gets its two masks
-/// (members within its disc now, at the start). The run's blocks (at most 2.5 kB) come from
+/// The masks of a flip scan for several observers at once ([`disc_masks`] of a disc,
+/// [`rect_masks`] of a rectangle): `views[i]` is observer `i`'s position now, its start position
+/// and its view; `masks[i]` gets its two masks (members inside its view now, at the start). The
+/// run's blocks (at most 2.5 kB) come from
 /// memory once, for the first observer, and stay in cache for the others; each observer passes
 /// over them with its values and its masks in registers. Measured against a pass over the
 /// blocks that tested each block for every observer in turn (stop 54; its observers' values
@@ -125,9 +126,9 @@ pub(super) fn disc_masks_both_ways<const WITH_Z: bool>(
 /// on SSE: through AVX, a call per run of blocks for one observer, they were no faster where
 /// everything moves and slower at 5% moving (callgrind, 20k, 13.32 → 14.06 M instructions).
 #[inline(always)]
-pub(super) fn disc_masks_many<const WITH_Z: bool>(
+pub(super) fn flip_masks_many<const WITH_Z: bool>(
     blocks: &[Block],
-    views: &[([f32; 3], [f32; 3], f32)],
+    views: &[([f32; 3], [f32; 3], FlipShape)],
     masks: &mut [(u64, u64)],
 ) {
     #[cfg(target_arch = "x86_64")]
@@ -135,18 +136,33 @@ pub(super) fn disc_masks_many<const WITH_Z: bool>(
         avx::flip_masks_checked::<WITH_Z>(blocks, views, masks);
         return;
     }
-    disc_masks_many_sse::<WITH_Z>(blocks, views, masks);
+    flip_masks_many_sse::<WITH_Z>(blocks, views, masks);
 }
 
-/// [`disc_masks_many`] without AVX: [`disc_masks`] of each observer in turn.
+/// [`flip_masks_many`] without AVX: [`flip_masks`] of each observer in turn.
 #[inline(always)]
-pub(super) fn disc_masks_many_sse<const WITH_Z: bool>(
+pub(super) fn flip_masks_many_sse<const WITH_Z: bool>(
     blocks: &[Block],
-    views: &[([f32; 3], [f32; 3], f32)],
+    views: &[([f32; 3], [f32; 3], FlipShape)],
     masks: &mut [(u64, u64)],
 ) {
-    for (out, &(now, start, r2)) in masks.iter_mut().zip(views) {
-        *out = disc_masks::<WITH_Z>(blocks, (At::Now, now), (At::Start, start), Radius::Same(r2));
+    for (out, &(now, start, shape)) in masks.iter_mut().zip(views) {
+        *out = flip_masks::<WITH_Z>(blocks, now, start, shape);
+    }
+}
+
+/// The two masks of one observer's flip scan over `blocks`: the members inside its view around
+/// `now` (their positions now) and around `start` (their start-of-tick positions).
+#[inline(always)]
+pub(super) fn flip_masks<const WITH_Z: bool>(
+    blocks: &[Block],
+    now: [f32; 3],
+    start: [f32; 3],
+    shape: FlipShape,
+) -> (u64, u64) {
+    match shape {
+        FlipShape::Disc(r2) => disc_masks::<WITH_Z>(blocks, (At::Now, now), (At::Start, start), Radius::Same(r2)),
+        FlipShape::Rect(half) => rect_masks(blocks, now, start, half),
     }
 }
 

@@ -235,9 +235,8 @@ fn flips_of(first: usize, flips: u64, inside: u64) -> impl Iterator<Item = (usiz
         .map(move |j| (first + j, (inside >> j) & 1 != 0))
 }
 
-/// A batched flip scan's observer: its position now, at the start of the tick, and its squared
-/// radius.
-type FlipView = ([f32; 3], [f32; 3], f32);
+/// A batched flip scan's observer: its position now, at the start of the tick, and its view.
+type FlipView = ([f32; 3], [f32; 3], FlipShape);
 
 /// The members of [`points`] with start positions a lattice step away, the last `150 - len`
 /// removed again, and a batch of observers.
@@ -252,15 +251,17 @@ fn batch_world(with_z: bool, len: usize) -> (Positions, Vec<FlipView>) {
     for i in (len..150).rev() {
         pos.swap_remove(i);
     }
-    // Observers at different points, steps and radii (one at exactly a lattice distance).
+    // Observers at different points, steps and radii (one at exactly a lattice distance), every
+    // third a rectangle (its half extents on the lattice too).
     let all: Vec<FlipView> = (0..FLIP_BATCH)
         .map(|i| {
             let (x, y) = ((i % 8) as f32 - 3.0, if i < 8 { 1.0 } else { -1.0 });
-            (
-                [x, y, 0.0],
-                [x + 0.5, y - 1.0, 0.0],
-                [0.0, 4.0, 9.0, 25.0][i % 4] + i as f32,
-            )
+            let shape = if i % 3 == 2 {
+                FlipShape::Rect([1.0 + (i % 4) as f32, 2.5])
+            } else {
+                FlipShape::Disc([0.0, 4.0, 9.0, 25.0][i % 4] + i as f32)
+            };
+            ([x, y, 0.0], [x + 0.5, y - 1.0, 0.0], shape)
         })
         .collect();
     (pos, all)
@@ -274,9 +275,9 @@ fn flips_many_answers_as_each_observers_own(with_z: bool, len: usize) {
         pos.flips_many(views, with_z, |i, first, f, inside| {
             got[i].extend(flips_of(first, f, inside));
         });
-        for (i, &(now, start, r2)) in views.iter().enumerate() {
+        for (i, &(now, start, shape)) in views.iter().enumerate() {
             let mut want = Vec::new();
-            pos.flips(0..len, now, start, FlipShape::Disc(r2), with_z, |first, f, inside| {
+            pos.flips(0..len, now, start, shape, with_z, |first, f, inside| {
                 want.extend(flips_of(first, f, inside));
             });
             assert!(!want.is_empty(), "observer {i} of {n} should have flips to compare");
@@ -298,11 +299,11 @@ fn the_batch_tests_answer_alike_with_avx_and_without() {
         for run in pos.blocks.chunks(MASK_BITS / LANES) {
             let (mut chosen, mut sse) = ([(0, 0); FLIP_BATCH], [(0, 0); FLIP_BATCH]);
             if with_z {
-                disc_masks_many::<true>(run, &views, &mut chosen);
-                masks::disc_masks_many_sse::<true>(run, &views, &mut sse);
+                flip_masks_many::<true>(run, &views, &mut chosen);
+                masks::flip_masks_many_sse::<true>(run, &views, &mut sse);
             } else {
-                disc_masks_many::<false>(run, &views, &mut chosen);
-                masks::disc_masks_many_sse::<false>(run, &views, &mut sse);
+                flip_masks_many::<false>(run, &views, &mut chosen);
+                masks::flip_masks_many_sse::<false>(run, &views, &mut sse);
             }
             assert_eq!(
                 chosen,

@@ -1,16 +1,16 @@
-//! The flip scans' disc tests of [`masks`](super) on CPUs with AVX: two blocks (eight members)
-//! per instruction, where SSE tests one. Chosen at run time, so the crate builds for the `x86_64`
-//! baseline and still uses AVX where the CPU has it. The arithmetic is SSE's, lane for lane
-//! (the same subtractions, multiplications and additions in
-//! [`dist2`](crate::visibility::dist2)'s order, the same comparison), so the answers are the
-//! same bit for bit.
+//! The flip scans' disc and rectangle tests of [`masks`](super) on CPUs with AVX: two blocks
+//! (eight members) per instruction, where SSE tests one. Chosen at run time, so the crate builds
+//! for the `x86_64` baseline and still uses AVX where the CPU has it. The arithmetic is SSE's,
+//! lane for lane (the same subtractions, multiplications and additions in
+//! [`dist2`](crate::visibility::dist2)'s order, the same `abs` and comparisons as
+//! [`in_rect`](crate::visibility::in_rect)), so the answers are the same bit for bit.
 
 use core::arch::x86_64::{
-    __m128, __m256, _CMP_LE_OQ, _mm_loadu_ps, _mm256_add_ps, _mm256_cmp_ps, _mm256_movemask_ps, _mm256_mul_ps,
-    _mm256_set_m128, _mm256_set1_ps, _mm256_sub_ps,
+    __m128, __m256, _CMP_LE_OQ, _mm_loadu_ps, _mm256_add_ps, _mm256_and_ps, _mm256_castsi256_ps, _mm256_cmp_ps,
+    _mm256_movemask_ps, _mm256_mul_ps, _mm256_set_m128, _mm256_set1_epi32, _mm256_set1_ps, _mm256_sub_ps,
 };
 
-use super::{Block, LANES, lanes_within};
+use super::{Block, FlipShape, LANES, lanes_within, rect_masks};
 
 /// Whether this CPU has AVX (detected once, then read from a cached flag).
 #[inline(always)]
@@ -18,20 +18,21 @@ pub(super) fn available() -> bool {
     std::is_x86_feature_detected!("avx")
 }
 
-/// [`disc_masks_many`](super::disc_masks_many) with AVX: for each observer of `views` (its
-/// position now, at the start of the tick, and its squared radius), its masks over `blocks` in
-/// `masks` (members within its disc now, at the start). The caller has checked [`available`].
+/// [`flip_masks_many`](super::flip_masks_many) with AVX: for each observer of `views` (its
+/// position now, at the start of the tick, and its view), its masks over `blocks` in `masks`
+/// (members inside its view now, at the start), eight members per instruction. The caller has
+/// checked [`available`].
 #[inline(always)]
 pub(super) fn flip_masks_checked<const WITH_Z: bool>(
     blocks: &[Block],
-    views: &[([f32; 3], [f32; 3], f32)],
+    views: &[([f32; 3], [f32; 3], FlipShape)],
     masks: &mut [(u64, u64)],
 ) {
     debug_assert!(available(), "AVX should be detected before its masks are asked for");
     #[expect(
         unsafe_code,
         reason = "a function compiled for AVX, called after the CPU was checked for it; measured in \
-                  `disc_masks_many`'s doc"
+                  `flip_masks_many`'s doc"
     )]
     // SAFETY: the caller checked `available()`, so this CPU has the AVX instructions the function
     // is compiled with.
@@ -44,26 +45,81 @@ pub(super) fn flip_masks_checked<const WITH_Z: bool>(
 /// observers, two blocks at a time, the last one alone when they are odd. Plain loops rather
 /// than `array::map`, which is not compiled for AVX and was called out of line for every block.
 #[target_feature(enable = "avx")]
-fn flip_masks<const WITH_Z: bool>(blocks: &[Block], views: &[([f32; 3], [f32; 3], f32)], masks: &mut [(u64, u64)]) {
+fn flip_masks<const WITH_Z: bool>(
+    blocks: &[Block],
+    views: &[([f32; 3], [f32; 3], FlipShape)],
+    masks: &mut [(u64, u64)],
+) {
     let (paired, odd) = blocks.split_at(blocks.len() & !1);
-    for (out, &(now, start, r2)) in masks.iter_mut().zip(views) {
-        let (mut in_now, mut in_start) = (0u64, 0u64);
-        let r2_8 = _mm256_set1_ps(r2);
-        for (k, pair) in paired.chunks_exact(2).enumerate() {
-            let (lo, hi) = (&pair[0], &pair[1]);
-            let shift = k * 2 * LANES;
-            let within = |d| u64::from(_mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d, r2_8)) as u32) << shift;
-            in_now |= within(distance8::<WITH_Z>(&lo.now, &hi.now, now));
-            in_start |= within(distance8::<WITH_Z>(&lo.start, &hi.start, start));
-        }
-        if let [block] = odd {
-            // The SSE test of the other paths (inlined here, so compiled for AVX too).
-            let (r2, shift) = ([r2; LANES], paired.len() * LANES);
-            in_now |= u64::from(lanes_within::<WITH_Z>(&block.now, now, &r2)) << shift;
-            in_start |= u64::from(lanes_within::<WITH_Z>(&block.start, start, &r2)) << shift;
-        }
-        *out = (in_now, in_start);
+    for (out, &(now, start, shape)) in masks.iter_mut().zip(views) {
+        *out = match shape {
+            FlipShape::Disc(r2) => disc_masks8::<WITH_Z>(paired, odd, now, start, r2),
+            FlipShape::Rect(half) => rect_masks8(paired, odd, now, start, half),
+        };
     }
+}
+
+/// One disc observer's two masks over the `paired` blocks, eight members per instruction, and
+/// the `odd` last block by the SSE test of the other paths (inlined here, so compiled for AVX
+/// too).
+#[target_feature(enable = "avx")]
+#[inline]
+fn disc_masks8<const WITH_Z: bool>(
+    paired: &[Block],
+    odd: &[Block],
+    now: [f32; 3],
+    start: [f32; 3],
+    r2: f32,
+) -> (u64, u64) {
+    let (mut in_now, mut in_start) = (0u64, 0u64);
+    let r2_8 = _mm256_set1_ps(r2);
+    for (k, pair) in paired.chunks_exact(2).enumerate() {
+        let (lo, hi) = (&pair[0], &pair[1]);
+        let shift = k * 2 * LANES;
+        let within = |d| u64::from(_mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d, r2_8)) as u32) << shift;
+        in_now |= within(distance8::<WITH_Z>(&lo.now, &hi.now, now));
+        in_start |= within(distance8::<WITH_Z>(&lo.start, &hi.start, start));
+    }
+    if let [block] = odd {
+        let (r2, shift) = ([r2; LANES], paired.len() * LANES);
+        in_now |= u64::from(lanes_within::<WITH_Z>(&block.now, now, &r2)) << shift;
+        in_start |= u64::from(lanes_within::<WITH_Z>(&block.start, start, &r2)) << shift;
+    }
+    (in_now, in_start)
+}
+
+/// One rectangle observer's two masks over the `paired` blocks, eight members per instruction
+/// (the operations of [`in_rect`](crate::visibility::in_rect): `abs` clears the sign bit), and
+/// the `odd` last block by the SSE test.
+#[target_feature(enable = "avx")]
+#[inline]
+fn rect_masks8(paired: &[Block], odd: &[Block], now: [f32; 3], start: [f32; 3], half: [f32; 2]) -> (u64, u64) {
+    let (mut in_now, mut in_start) = (0u64, 0u64);
+    let abs = _mm256_castsi256_ps(_mm256_set1_epi32(i32::MAX));
+    let (hw, hh) = (_mm256_set1_ps(half[0]), _mm256_set1_ps(half[1]));
+    let inside = |lo: &[[f32; LANES]; 3], hi: &[[f32; LANES]; 3], p: [f32; 3]| {
+        let off = |axis: usize| {
+            let v = _mm256_set_m128(load(&hi[axis]), load(&lo[axis]));
+            _mm256_and_ps(_mm256_sub_ps(v, _mm256_set1_ps(p[axis])), abs)
+        };
+        let (in_x, in_y) = (
+            _mm256_cmp_ps::<_CMP_LE_OQ>(off(0), hw),
+            _mm256_cmp_ps::<_CMP_LE_OQ>(off(1), hh),
+        );
+        u64::from(_mm256_movemask_ps(_mm256_and_ps(in_x, in_y)) as u32)
+    };
+    for (k, pair) in paired.chunks_exact(2).enumerate() {
+        let (lo, hi) = (&pair[0], &pair[1]);
+        let shift = k * 2 * LANES;
+        in_now |= inside(&lo.now, &hi.now, now) << shift;
+        in_start |= inside(&lo.start, &hi.start, start) << shift;
+    }
+    if let [block] = odd {
+        let (odd_now, odd_start) = rect_masks(core::slice::from_ref(block), now, start, half);
+        let shift = paired.len() * LANES;
+        (in_now, in_start) = (in_now | odd_now << shift, in_start | odd_start << shift);
+    }
+    (in_now, in_start)
 }
 
 /// The squared distances of the two blocks' members (`lo`'s four, then `hi`'s) from `p`.
