@@ -58,9 +58,10 @@ fn soak(seed: u64) -> (usize, usize, usize, usize) {
     let plane = plugin.plane;
     let on_grid = plugin.index == IndexKind::Grid;
     let mut app = Checked::new(plugin);
-    // Every other seed sends every stepping observer through the flip scan; half of those also
-    // send the standing observers of every cell where anything changed (busy cells at share 0),
-    // so that path meets every operation too, the others keep the default share.
+    // By the seed's remainder mod 4: 0 sends every stepping observer through the flip scan, and
+    // the standing observers of every cell where anything changed too (busy cells at share 0),
+    // so that path meets every operation; 2 keeps the defaults (the flip scan for those that saw
+    // anyone, the default share); odd seeds send no observer through the flip scan.
     let everywhere = seed.is_multiple_of(4);
     // A third of the seeds split every update over a pool of four threads, the others run on one.
     // Their world is crowded (200 entities on a fifth of the side, two thirds of them stepping
@@ -84,7 +85,11 @@ fn soak(seed: u64) -> (usize, usize, usize, usize) {
         } else {
             AoiSettings::default().min_parallel_changes
         },
-        flip_scan_min_seen: if seed.is_multiple_of(2) { 0 } else { 256 },
+        flip_scan_min_seen: match seed % 4 {
+            0 => 0,
+            2 => AoiSettings::default().flip_scan_min_seen,
+            _ => 256,
+        },
         busy_cell_share: if everywhere {
             0.0
         } else {
