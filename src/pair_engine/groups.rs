@@ -46,17 +46,16 @@ pub(crate) struct Observers<'a> {
 }
 
 /// Whether changed observer `s` (its slot `slot`) sees nobody now and saw nobody at the start of
-/// the update, so no pair with it as observer changes and it needs no scan: its list is empty,
-/// and either it sees no layer (the rule's verdict is then never, whatever the distance or the
-/// target's visibility mode: an item in a world of players and monsters), or no slot of its
-/// instance is `Always` visible and its view now reaches no cell beyond those adjacent to its
-/// own ([`Grid::window_within_one_cell`]), which hold nobody but itself. Most observers of a
-/// sparse world are such (`sparse_huge`: nearly all). Not for a stepping
-/// observer: its flip scan may also judge, as a target, the unchanged observers that see it, a
-/// little beyond its own view
-/// ([`Slot::flip_scans_as_target`](crate::slot::Slot::flip_scans_as_target)). An observer the
-/// view layer owns may be left out too: the layer walks its list (empty) whenever it changed.
-/// `O(1)`: its list and cell record.
+/// the update, so no pair with it as observer changes and it needs no scan: its list is empty, and
+/// either it sees no layer (the rule's verdict is then never, whatever the distance or the target's
+/// visibility mode: an item in a world of players and monsters), or no slot of its instance is
+/// `Always` visible and its view now reaches no cell beyond those adjacent to its own
+/// ([`Grid::window_within_one_cell`]), which hold nobody but itself. Most observers of a sparse
+/// world are such (`sparse_huge`: nearly all). Not for a stepping observer: its flip scan may also
+/// judge, as a target, the unchanged observers that see it, a little beyond its own view
+/// ([`Slot::flip_scans_as_target`](crate::slot::Slot::flip_scans_as_target)). An observer the view
+/// layer owns may be left out too: the layer walks its list (empty) whenever it changed. `O(1)`:
+/// its list and cell record.
 #[inline]
 fn sees_nobody(grid: &Grid, observers: &Observers, s: u32, slot: &Slot) -> bool {
     if slot.stepping() || !observers.lists[s as usize].is_empty() {

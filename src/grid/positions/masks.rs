@@ -1,8 +1,8 @@
 //! The distance and rectangle tests of [`Positions`](super::Positions), a run of blocks at a
 //! time: each block's four members tested by one vector instruction per step (SSE on `x86_64`,
 //! a scalar loop with the same arithmetic elsewhere), the answers gathered into one bit per
-//! member. The batched flip scans' disc tests ([`flip_masks_many`]) take two blocks per
-//! instruction where the CPU has AVX ([`avx`]), chosen at run time.
+//! member. The batched flip scans' tests ([`flip_masks_many`]) take two blocks per instruction
+//! where the CPU has AVX ([`avx`]), chosen at run time.
 
 use super::{Block, FlipShape, LANES};
 
@@ -109,22 +109,20 @@ pub(super) fn disc_masks_both_ways<const WITH_Z: bool>(
     masks
 }
 
-/// The masks of a flip scan for several observers at once ([`disc_masks`] of a disc,
-/// [`rect_masks`] of a rectangle): `views[i]` is observer `i`'s position now, its start position
-/// and its view; `masks[i]` gets its two masks (members inside its view now, at the start). The
-/// run's blocks (at most 2.5 kB) come from
-/// memory once, for the first observer, and stay in cache for the others; each observer passes
-/// over them with its values and its masks in registers. Measured against a pass over the
-/// blocks that tested each block for every observer in turn (stop 54; its observers' values
-/// fetched and spread over the lanes again for every block, its masks kept in memory):
-/// callgrind per update, uniform 10k, one thread, 65.65 → 60.74 M instructions; `scenario`
-/// uniform 50k, one thread, four alternating runs: 30.3–31.6 → 29.0–29.9 ms.
-///
-/// With AVX, two blocks per instruction ([`avx`]): callgrind 60.74 → 54.37 M instructions,
-/// `scenario` uniform 50k one thread, four alternating runs, 29.3–30.4 → 28.3–29.0 ms. The
-/// single observers' tests (recomputes, target scans, a flip scan judging clean observers) stay
-/// on SSE: through AVX, a call per run of blocks for one observer, they were no faster where
-/// everything moves and slower at 5% moving (callgrind, 20k, 13.32 → 14.06 M instructions).
+/// The masks of a flip scan for several observers at once ([`disc_masks`] of a disc, [`rect_masks`]
+/// of a rectangle): `views[i]` is observer `i`'s position now, its start position and its view;
+/// `masks[i]` gets its two masks (members inside its view now, at the start). The run's blocks (at
+/// most 2.5 kB) come from memory once, for the first observer, and stay in cache for the others;
+/// each observer passes over them with its values and its masks in registers. Measured against a
+/// pass over the blocks that tested each block for every observer in turn (stop 54; its observers'
+/// values fetched and spread over the lanes again for every block, its masks kept in memory):
+/// callgrind per update, uniform 10k, one thread, 65.65 → 60.74 M instructions; `scenario` uniform
+/// 50k, one thread, four alternating runs: 30.3–31.6 → 29.0–29.9 ms. With AVX, two blocks per
+/// instruction ([`avx`]): callgrind 60.74 → 54.37 M instructions, `scenario` uniform 50k one
+/// thread, four alternating runs, 29.3–30.4 → 28.3–29.0 ms. The single observers' tests
+/// (recomputes, target scans, a flip scan judging clean observers) stay on SSE: through AVX, a call
+/// per run of blocks for one observer, they were no faster where everything moves and slower at 5%
+/// moving (callgrind, 20k, 13.32 → 14.06 M instructions).
 #[inline(always)]
 pub(super) fn flip_masks_many<const WITH_Z: bool>(
     blocks: &[Block],
