@@ -22,7 +22,7 @@ mod shortlist;
 mod step_limit;
 mod touches;
 
-pub(crate) use touches::{Seer, Touches};
+pub(crate) use touches::{QUIET_BOUNDS, QuietBands, Seer, Touches};
 
 use busy::BusyCells;
 use entity_slots::EntitySlots;

@@ -36,6 +36,10 @@ pub(crate) struct Touches {
     /// [`Slot::owned`]: crate::slot::Slot::owned
     /// [`AoiIndex::set_owned`]: super::AoiIndex::set_owned
     owned: Vec<u64>,
+    /// Per owned slot, when the view layer gave them ([`Self::set_quiet_bands`]): the distances
+    /// across which a changed target's judgement can change while the observer stays as it is.
+    /// Empty while the layer gave none; `None` for a slot it gave none for.
+    quiet_bands: Vec<Option<QuietBands>>,
     /// Debug builds, per slot, one bit: whether it was put on this update's shortlist by change
     /// pickup (the view layer checks its seers against it).
     #[cfg(debug_assertions)]
@@ -106,6 +110,7 @@ impl Touches {
     /// [`AoiIndex::set_owned`](super::AoiIndex::set_owned) changes both).
     #[inline]
     pub fn set_owned(&mut self, s: u32, on: bool) {
+        self.forget_quiet_bands(s);
         if on {
             bits::insert(&mut self.owned, s as usize);
         } else {
@@ -123,10 +128,39 @@ impl Touches {
     /// moved them).
     pub fn owned_from(&mut self, slots: &[Slot]) {
         self.owned.iter_mut().for_each(|word| *word = 0);
+        // They were given by slot: the layer gives them again as it looks at each observer.
+        self.quiet_bands.clear();
         for (s, slot) in (0..).zip(slots) {
             if slot.owned() {
                 self.set_owned(s, true);
             }
+        }
+    }
+
+    /// Gives owned observer slot `s`'s [`QuietBands`] (the view layer, after its pass over the
+    /// observer): from the next update on, the scans leave out its seers that stay in one band.
+    pub fn set_quiet_bands(&mut self, s: u32, bands: Option<QuietBands>) {
+        let s = s as usize;
+        if self.quiet_bands.len() <= s {
+            if bands.is_none() {
+                return;
+            }
+            self.quiet_bands.resize(s + 1, None);
+        }
+        self.quiet_bands[s] = bands;
+    }
+
+    /// Observer slot `s`'s [`QuietBands`], if the view layer gave them since it last changed hands
+    /// or the index renumbered.
+    #[inline]
+    pub fn quiet_bands(&self, s: u32) -> Option<&QuietBands> {
+        self.quiet_bands.get(s as usize)?.as_ref()
+    }
+
+    /// Forgets slot `s`'s [`QuietBands`]: every seer of it is recorded again.
+    fn forget_quiet_bands(&mut self, s: u32) {
+        if let Some(bands) = self.quiet_bands.get_mut(s as usize) {
+            *bands = None;
         }
     }
 
@@ -150,6 +184,7 @@ impl Touches {
     pub fn heap_bytes(&self) -> usize {
         self.marks.capacity() * size_of::<AtomicU32>()
             + (self.changed.capacity() + self.owned.capacity()) * size_of::<u64>()
+            + self.quiet_bands.capacity() * size_of::<Option<QuietBands>>()
     }
 }
 
@@ -165,4 +200,36 @@ pub(crate) struct Seer {
     pub target: u32,
     /// Whether the observer sees the target now (it is in the observer's list after the update).
     pub sees_now: bool,
+}
+
+/// The distances from an owned observer, as squared distances, where the view layer's judgement
+/// of a target it sees (within its grown view) can change while the observer itself stays as it
+/// is: its view's edge, and each tier threshold with and without the hysteresis margin. A
+/// changed target that the observer sees at both ends, that keeps its rules (its visibility mode
+/// is part of the view test), and whose squared distance at the start and at the end of the
+/// update is on the same side of each bound comes out of the pass as it came out of the last one
+/// (the layer's tests at both ends give the same answers, and the pass applied to its own result
+/// changes nothing), so the scans do not record it as a seer
+/// ([`Touches::quiet_bands`]); an observer all of whose changed targets stay so is not looked at.
+/// Given by the layer for disc views with few enough thresholds (see `view_model::layer`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct QuietBands {
+    /// The observer's position when the layer gave them (it has not changed since: a change
+    /// makes the layer look at it and give them again).
+    pub p: [f32; 3],
+    /// The bounds as squared distances, in any order; unused ones are `+∞` (nothing is beyond).
+    pub bounds: [f32; QUIET_BOUNDS],
+}
+
+/// How many bounds [`QuietBands`] holds: the edge and two tier thresholds, each with and without
+/// the margin.
+pub(crate) const QUIET_BOUNDS: usize = 5;
+
+impl QuietBands {
+    /// Whether a target at squared distances `before` and `now` from the observer is on the same
+    /// side of every bound (`d2 > bound` is the layer's test for beyond).
+    #[inline]
+    pub fn same_band(&self, before: f32, now: f32) -> bool {
+        self.bounds.iter().all(|&b| (before > b) == (now > b))
+    }
 }

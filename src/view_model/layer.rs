@@ -18,9 +18,12 @@
 //! owned observer that did not change, the changed targets it saw or sees ([`Seer`], sorted by
 //! observer in [`seers`]), and the pass marks those and its lingering targets, then reads its
 //! shown slots at 4 bytes a target, loading only the marked targets' state and slots
-//! (`O(shown + changed)`). Nothing at all while no observer has a view-model component. With
-//! Bevy's compute pool the owned observers are split into runs, one task each
-//! ([`update_view_layer`]).
+//! (`O(shown + changed)`). A changed target that stays in one of the observer's [`QuietBands`]
+//! (given here from each observer's view) is not recorded, so an observer whose targets only
+//! move about inside its view is not touched. A quiet observer's pass reads no component (its
+//! view is kept in [`Owned::view`]) and, without tiers, edits its set by its messages instead of
+//! writing it whole. Nothing at all while no observer has a view-model component. With Bevy's
+//! compute pool the owned observers are split into runs, one task each ([`update_view_layer`]).
 //!
 //! Measured (`scenario --entities 10000`, every observer with the feature, two threads,
 //! alternating steady medians, stop 42): one task, then one per thread: `ViewHysteresis` 21.4–22.0
@@ -41,6 +44,7 @@
 //! [`messages`].
 //!
 //! [`Touches`]: crate::index::Touches
+//! [`QuietBands`]: crate::index::QuietBands
 //! [`Seer`]: crate::index::Seer
 //! [`Slot::owned`]: crate::slot::Slot::owned
 
@@ -48,7 +52,7 @@ use bevy_ecs::{entity::EntityHashMap, prelude::*};
 
 use crate::{
     components::{InterestSet, ViewRange, ViewRect},
-    index::AoiIndex,
+    index::{AoiIndex, QuietBands},
     messages::{EnterView, LeaveReason, LeaveView, TierChanged},
     pair_engine::AoiPairEngine,
     parallel::{run_jobs, task_pool},
@@ -65,9 +69,9 @@ mod messages;
 mod seers;
 mod sets;
 
-use decide::enter_reason;
+use decide::{LayerView, enter_reason};
 use seers::SeersByObserver;
-use sets::{assign_shown, write_set};
+use sets::write_set;
 
 /// A shown target's slot when it is no longer tracked.
 const NO_SLOT: u32 = u32::MAX;
@@ -106,6 +110,8 @@ struct Owned {
     renumbers: usize,
     /// Its set has not been written by the layer yet.
     fresh: bool,
+    /// Its view, as its last pass that read its components found it.
+    view: LayerView,
     /// What this update's pass over it left for the serial end of the update.
     left: Left,
 }
@@ -179,6 +185,8 @@ struct Pass {
     tier_changes: Vec<TierChanged>,
     /// The run's changes to the `Watched` counts, in order (`true`: a watcher more).
     watch_edits: Vec<(Entity, bool)>,
+    /// The [`QuietBands`] of the run's observers whose bands changed, by slot, for the index.
+    quiet_bands: Vec<(u32, Option<QuietBands>)>,
     totals: Totals,
     /// How many of the run's observers have something left for the serial end.
     left_for_serial_end: usize,
@@ -283,6 +291,11 @@ pub(crate) fn update_view_layer(
         let access = Access::Exclusive(&mut observers);
         layer.passes[0].look_at(&mut owned, &index, &layer.seers, access, counts);
     }
+    for pass in &mut layer.passes[..tasks] {
+        for (s, bands) in pass.quiet_bands.drain(..) {
+            index.touches.set_quiet_bands(s, bands);
+        }
+    }
     let any_left = layer.passes[..tasks].iter().any(|pass| pass.left_for_serial_end > 0);
     if any_left {
         if pool.is_some() {
@@ -353,6 +366,7 @@ impl Pass {
         }
         self.clear_messages();
         self.watch_edits.clear();
+        self.quiet_bands.clear();
         self.totals = Totals::default();
         self.left_for_serial_end = 0;
     }

@@ -170,6 +170,29 @@ fn hysteresis_holds_a_target_within_the_margin_and_for_its_linger_ticks() {
 }
 
 #[test]
+fn a_target_held_by_the_margin_that_turns_always_visible_is_no_longer_held() {
+    // Its distance stays in one of the standing observer's quiet bands (beyond the view, within
+    // the margin): only its mode tells the layer that it is within the view now, and back.
+    let hysteresis = ViewHysteresis {
+        margin: 2.0,
+        linger_ticks: 0,
+    };
+    let (mut app, o, t) = pair(hysteresis, 5.0);
+    assert!(walk(&mut app, o, t, 11.0), "within the margin it should be held");
+    let held = |app: &mut Checked| app.world().resource::<AoiStats>().held;
+    assert_eq!(held(&mut app), 1, "beyond the view it is held by the margin");
+    for (mode, expected) in [(AoiVisibility::Always, 0), (AoiVisibility::Normal, 1)] {
+        app.world().entity_mut(t).insert(mode);
+        app.update();
+        assert_eq!(
+            held(&mut app),
+            expected,
+            "an {mode:?} target standing where it was should be held only when Normal"
+        );
+    }
+}
+
+#[test]
 fn a_crowd_enters_nearest_first_within_the_budget() {
     let mut app = Checked::new(AoiPlugin::default());
     let crowd: Vec<Entity> = (0..200)

@@ -4,10 +4,9 @@
 
 use bevy_ecs::prelude::*;
 
-use super::{Left, NO_SLOT, Owned, Pass, Shown, ViewParts, assign_shown, target_slot};
+use super::{NO_SLOT, Owned, Pass, Shown, ViewParts, target_slot};
 use crate::{
-    components::InterestSet,
-    index::AoiIndex,
+    index::{AoiIndex, QUIET_BOUNDS, QuietBands},
     messages::{EnterReason, EnterView, TierChanged},
     prefetch::{AHEAD, prefetch_record},
     rules::AoiVisibility,
@@ -29,8 +28,11 @@ pub(super) enum Judged {
     Seers,
 }
 
-/// An owned observer's view as the layer's rules read it.
-struct LayerView<'a> {
+/// An owned observer's view as the layer's rules read it: its position and its view components'
+/// values, kept in [`Owned::view`] from its last pass that read its components (a quiet
+/// observer's pass does not read them: they have not changed since).
+#[derive(Debug, Default)]
+pub(super) struct LayerView {
     /// The observer's position.
     p: [f32; 3],
     /// Its radius squared, or its rectangle's `rect_r2`.
@@ -42,12 +44,17 @@ struct LayerView<'a> {
     linger: u32,
     /// Enters allowed per update (`usize::MAX` without a budget).
     budget: usize,
-    /// The tier thresholds (none without tiers).
-    thresholds: &'a [f32],
+    /// The tier thresholds (none without tiers), and whether it has [`ViewTiers`] (its set keeps
+    /// tiers).
+    ///
+    /// [`ViewTiers`]: crate::ViewTiers
+    thresholds: Vec<f32>,
+    tiered: bool,
 }
 
-impl<'a> LayerView<'a> {
-    fn of(parts: &ViewParts<'a>, p: [f32; 3]) -> Self {
+impl LayerView {
+    /// Reads the view of an observer at `p` with view components `parts` again.
+    pub(super) fn refresh(&mut self, parts: &ViewParts, p: [f32; 3]) {
         let &(range, rect, hysteresis, budget, tiers) = parts;
         let (r2, rect) = match (range, rect) {
             (_, Some(v)) => {
@@ -57,16 +64,17 @@ impl<'a> LayerView<'a> {
             (Some(r), None) => (r.radius * r.radius, None),
             (None, None) => unreachable!("an indexed observer should have a view component"),
         };
-        let (margin, linger) = hysteresis.map_or((0.0, 0), |h| (h.margin, h.linger_ticks));
-        Self {
-            p,
-            r2,
-            rect,
-            margin,
-            linger,
-            budget: budget.map_or(usize::MAX, |b| b.0 as usize),
-            thresholds: tiers.map_or(&[][..], |t| &t.thresholds[..]),
-        }
+        (self.margin, self.linger) = hysteresis.map_or((0.0, 0), |h| (h.margin, h.linger_ticks));
+        (self.p, self.r2, self.rect) = (p, r2, rect);
+        self.budget = budget.map_or(usize::MAX, |b| b.0 as usize);
+        self.thresholds.clear();
+        self.thresholds.extend(tiers.iter().flat_map(|t| &t.thresholds));
+        self.tiered = tiers.is_some();
+    }
+
+    /// Whether its set keeps tiers (it has [`ViewTiers`](crate::ViewTiers)).
+    pub(super) fn tiered(&self) -> bool {
+        self.tiered
     }
 
     /// Whether judging a listed target reads its slot: for the view test when the view is grown
@@ -87,47 +95,51 @@ impl<'a> LayerView<'a> {
         if plain <= tier {
             plain
         } else {
-            tier_at(self.p, q, self.rect.is_some(), self.thresholds, self.margin).max(tier)
+            tier_at(self.p, q, self.rect.is_some(), &self.thresholds, self.margin).max(tier)
         }
     }
 
     /// The tier at `q` with no margin (an entering target's).
     fn tier_at(&self, q: [f32; 3]) -> u8 {
-        tier_at(self.p, q, self.rect.is_some(), self.thresholds, 0.0)
+        tier_at(self.p, q, self.rect.is_some(), &self.thresholds, 0.0)
+    }
+
+    /// The bounds of the tests above on a seen target's squared distance ([`QuietBands`]): the
+    /// view's edge ([`Self::inside`]), each threshold with no margin and with the margin
+    /// ([`Self::next_tier`], as [`tier_at`] computes them). `None` for a rectangle (its tests
+    /// are not distances) or more thresholds than the bands hold.
+    pub(super) fn quiet_bands(&self) -> Option<QuietBands> {
+        if self.rect.is_some() || 1 + 2 * self.thresholds.len() > QUIET_BOUNDS {
+            return None;
+        }
+        let mut bounds = [f32::INFINITY; QUIET_BOUNDS];
+        bounds[0] = self.r2;
+        for (pair, &d) in bounds[1..].chunks_exact_mut(2).zip(&self.thresholds) {
+            let grown = d + self.margin;
+            pair.copy_from_slice(&[d * d, grown * grown]);
+        }
+        Some(QuietBands { p: self.p, bounds })
     }
 }
 
 impl Pass {
     /// One update of owned observer `st` (slot `s`, its list marked by [`Self::mark_listed`] or
-    /// its seers by [`Self::mark_seers`]) that keeps a view-model component; its set is written
-    /// when anything it shows changed: here when the pass has its `set`, else at the serial end
-    /// ([`Left::Write`]). Unless `judged` is [`Judged::Every`], neither it nor its view changed
-    /// and nothing waits for its budget, so only its changed and lingering targets are looked at
-    /// ([`Self::hold_linger_or_leave`]).
-    pub(super) fn decide(
-        &mut self,
-        st: &mut Owned,
-        s: u32,
-        index: &AoiIndex,
-        parts: &ViewParts,
-        set: Option<Mut<InterestSet>>,
-        judged: Judged,
-    ) {
-        let tiered = parts.4.is_some();
-        let view = LayerView::of(parts, index.slots[s as usize].p);
+    /// its seers by [`Self::mark_seers`]) that keeps a view-model component, its view in
+    /// `st.view`. Unless `judged` is [`Judged::Every`], neither it nor its view changed and
+    /// nothing waits for its budget, so only its changed and lingering targets are looked at
+    /// ([`Self::hold_linger_or_leave`]). Whether anything it shows changed (its set is to be
+    /// written).
+    pub(super) fn decide(&mut self, st: &mut Owned, s: u32, index: &AoiIndex, judged: Judged) -> bool {
+        let view = core::mem::take(&mut st.view);
         let (held, retiered, left) = self.hold_linger_or_leave(st, s, index, &view, judged);
         let mut dirty = st.fresh | retiered | left;
         dirty |= self.admit(st, s, index, &view);
+        st.view = view;
         st.fresh = false;
         self.totals.waiting += st.waiting as usize;
         st.held = held;
         self.totals.held += held as usize;
-        if dirty {
-            match set {
-                Some(mut set) => assign_shown(&mut set, st, tiered),
-                None => self.leave_for_serial_end(st, Left::Write { tiered }),
-            }
-        }
+        dirty
     }
 
     /// One pass over what the observer shows, its list marked ([`Self::mark_listed`]: what its

@@ -2,7 +2,7 @@
 //! they show, given back with the plain set the index holds (only the differences as messages),
 //! or let go with everything leaving when they stop observing.
 
-use super::{Left, NO_SLOT, Observers, Owned, Pass, Shown, ViewLayer, enter_reason, target_slot};
+use super::{LayerView, Left, NO_SLOT, Observers, Owned, Pass, Shown, ViewLayer, enter_reason, target_slot};
 use crate::{index::AoiIndex, messages::EnterView, watched::WatchTracker};
 
 impl ViewLayer {
@@ -39,6 +39,7 @@ impl ViewLayer {
                 slot: NO_SLOT,
                 renumbers: usize::MAX,
                 fresh: true,
+                view: LayerView::default(),
                 left: Left::Nothing,
             });
         }

@@ -2,7 +2,7 @@
 //! quiet observer's changed and lingering ones ([`Judged`]); the next observer's data asked for
 //! while one is decided.
 
-use super::{Access, Left, NO_SLOT, Owned, Pass, decide::Judged, seers::SeersByObserver};
+use super::{Access, Left, NO_SLOT, Owned, Pass, decide::Judged, seers::SeersByObserver, sets::write_set};
 use crate::{index::AoiIndex, watched::WatchTracker};
 
 impl Pass {
@@ -53,7 +53,9 @@ impl Pass {
         }
     }
 
-    /// One owned observer's update; what is left for the serial end goes in `st.left`.
+    /// One owned observer's update; what is left for the serial end goes in `st.left`. A quiet
+    /// observer judged by its seers ([`Judged::Seers`]) is where it was, with the components its
+    /// last pass read (`st.view`), so only its set is looked up, and only if it changed.
     fn evaluate(
         &mut self,
         st: &mut Owned,
@@ -63,6 +65,16 @@ impl Pass {
         counts: Option<&WatchTracker>,
     ) {
         let judged = judging(st, index);
+        // Where this observer's messages begin.
+        let messages = (self.enters.len(), self.leaves.len());
+        if judged == Judged::Seers {
+            let s = st.slot;
+            self.mark_seers(st, seers.of(s), index);
+            if self.decide(st, s, index, judged) {
+                self.write_or_leave(st, observers, judged, messages);
+            }
+            return;
+        }
         // Slots only change meaning when the index renumbers them (a freed slot is reused from
         // the next update on, by when its target has left here).
         if st.renumbers != index.renumbers() {
@@ -82,17 +94,12 @@ impl Pass {
                 st.counted = counted;
             }
         }
-        // Its view components, and its set when this pass writes it.
-        let item = match observers {
-            Access::Shared(q) => q
-                .get(st.observer)
-                .ok()
-                .map(|(a, b, c, d, e, _, _)| ((a, b, c, d, e), None)),
-            Access::Exclusive(q) => {
-                (q.get_mut(st.observer).ok()).map(|(a, b, c, d, e, set, _)| ((a, b, c, d, e), Some(set)))
-            }
+        // Its view components.
+        let parts = match &observers {
+            Access::Shared(q) => q.get(st.observer).ok().map(|(a, b, c, d, e, _, _)| (a, b, c, d, e)),
+            Access::Exclusive(q) => q.get(st.observer).ok().map(|(a, b, c, d, e, _, _)| (a, b, c, d, e)),
         };
-        let (Some(s), Some(o), Some((parts, set))) = (slot, o, item) else {
+        let (Some(s), Some(o), Some(parts)) = (slot, o, parts) else {
             self.leave_for_serial_end(st, Left::Stop);
             return;
         };
@@ -100,13 +107,37 @@ impl Pass {
             self.leave_for_serial_end(st, Left::HandBack(s));
             return;
         }
-        if judged == Judged::Seers {
-            self.mark_seers(st, seers.of(s), index);
-        } else {
-            let marking = (judged == Judged::Walked).then_some((&index.touches, !st.lingering.is_empty()));
-            self.mark_listed(&index.lists[s as usize], marking);
+        st.view.refresh(&parts, o.p);
+        // Its quiet bands follow its view (a quiet observer's have not changed).
+        let bands = st.view.quiet_bands();
+        if index.touches.quiet_bands(s) != bands.as_ref() {
+            self.quiet_bands.push((s, bands));
         }
-        self.decide(st, s, index, &parts, set, judged);
+        let marking = (judged == Judged::Walked).then_some((&index.touches, !st.lingering.is_empty()));
+        self.mark_listed(&index.lists[s as usize], marking);
+        if self.decide(st, s, index, judged) {
+            self.write_or_leave(st, observers, judged, messages);
+        }
+    }
+
+    /// Writes owned observer `st`'s set from what it shows when this pass has the observers to
+    /// itself, else leaves it for the serial end ([`Left::Write`]). The set of a quiet observer
+    /// (`judged`) without tiers, for which nothing waits, changed only by its messages since
+    /// `messages` (where its enters and leaves begin): they are applied as edits, `O(messages)`,
+    /// rather than the whole set written again.
+    fn write_or_leave(&mut self, st: &mut Owned, observers: Access, judged: Judged, messages: (usize, usize)) {
+        let tiered = st.view.tiered();
+        let Access::Exclusive(q) = observers else {
+            self.leave_for_serial_end(st, Left::Write { tiered });
+            return;
+        };
+        if judged == Judged::Every || tiered || st.waiting > 0 {
+            write_set(q, st, tiered);
+        } else if let Ok(mut item) = q.get_mut(st.observer) {
+            let set = &mut item.5;
+            self.enters[messages.0..].iter().for_each(|e| set.insert(e.target));
+            self.leaves[messages.1..].iter().for_each(|l| set.remove(l.target));
+        }
     }
 }
 

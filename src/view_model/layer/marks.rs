@@ -3,7 +3,10 @@
 //! marked from its seers instead ([`Pass::mark_seers`]).
 
 use super::{NO_SLOT, Owned, Pass};
-use crate::index::{AoiIndex, Touches};
+use crate::{
+    index::{AoiIndex, Touches},
+    prefetch::prefetch_record,
+};
 
 /// Each observer's pass takes the next four mark values: `epoch` listed and not yet found, `+ 1`
 /// found ([`Pass::find_listed`]), `+ 2` to be judged but not listed ([`Pass::mark_seers`]).
@@ -63,6 +66,8 @@ impl Pass {
         self.judged_at.dedup();
         let (listed, unlisted) = (self.epoch, self.epoch + UNLISTED);
         for &(t, sees_now) in seers {
+            // Its slot is read by the pass (a new candidate's distance, or a shown one's).
+            prefetch_record(&index.slots[t as usize]);
             let mark = &mut self.marks[t as usize];
             debug_assert!(
                 *mark != listed && *mark != unlisted,
@@ -98,23 +103,38 @@ impl Pass {
     /// Debug builds: [`Self::mark_seers`] marked to be judged every shown target that the walk
     /// over the list and the shown targets ([`Self::mark_listed`], [`Pass::decide`]) would judge
     /// (one that changed, other than a change that left it as it was as a target, not on the
-    /// update's shortlist, or one not listed), and as listed exactly the seers in the list.
+    /// update's shortlist, or that stayed in one of the observer's quiet bands, or one not
+    /// listed), and as listed exactly the seers in the list.
     #[cfg(debug_assertions)]
     fn check_seers(&self, st: &Owned, index: &AoiIndex) {
         let touches = &index.touches;
         let list = &index.lists[st.slot as usize];
-        for &t in list
-            .iter()
-            .filter(|&&t| touches.is_changed(t) && touches.was_shortlisted(t))
-        {
+        let bands = touches.quiet_bands(st.slot);
+        if let Some(bands) = bands {
+            assert_eq!(
+                bands.p, index.slots[st.slot as usize].p,
+                "a quiet observer should be where it was when its quiet bands were given"
+            );
+        }
+        // A changed target that stayed in one band (its rules are not checked here).
+        let stayed = |t: u32| {
+            bands.is_some_and(|b| {
+                let (before, now) = (index.starts[t as usize], index.slots[t as usize].p);
+                b.same_band(
+                    crate::visibility::dist2(b.p, before),
+                    crate::visibility::dist2(b.p, now),
+                )
+            })
+        };
+        let judged = |t: u32| touches.is_changed(t) && touches.was_shortlisted(t) && !stayed(t);
+        for &t in list.iter().filter(|&&t| judged(t)) {
             assert!(
                 self.changed_listed.contains(&t),
                 "listed target slot {t} changed: it should be among the observer's seers"
             );
         }
         for &t in &st.shown_slots {
-            let changed = t == NO_SLOT || (touches.is_changed(t) && touches.was_shortlisted(t));
-            if changed || !list.contains(&t) {
+            if t == NO_SLOT || judged(t) || !list.contains(&t) {
                 assert!(
                     t != NO_SLOT && self.to_judge(t),
                     "shown target slot {t} changed or is not listed: it should be judged"
