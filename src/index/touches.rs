@@ -36,10 +36,15 @@ pub(crate) struct Touches {
     /// [`Slot::owned`]: crate::slot::Slot::owned
     /// [`AoiIndex::set_owned`]: super::AoiIndex::set_owned
     owned: Vec<u64>,
-    /// Per owned slot, when the view layer gave them ([`Self::set_quiet_bands`]): the distances
-    /// across which a changed target's judgement can change while the observer stays as it is.
-    /// Empty while the layer gave none; `None` for a slot it gave none for.
-    quiet_bands: Vec<Option<QuietBands>>,
+    /// Per slot, one bit: whether the view layer gave its [`QuietBands`]
+    /// ([`Self::set_quiet_bands`]); then its view's edge is in `edges`, and its tier bounds in
+    /// `tier_bounds` when its bit in `tiered` is set (those two grow as the layer gives bands).
+    /// Apart, and 4 bytes a slot for the edge (the only bound of an observer without tiers),
+    /// since the scans look them up for every observer that sees a changed target at both ends.
+    banded: Vec<u64>,
+    edges: Vec<f32>,
+    tiered: Vec<u64>,
+    tier_bounds: Vec<[f32; TIER_BOUNDS]>,
     /// Debug builds, per slot, one bit: whether it was put on this update's shortlist by change
     /// pickup (the view layer checks its seers against it).
     #[cfg(debug_assertions)]
@@ -69,6 +74,8 @@ impl Touches {
             self.marks.resize_with(slots, AtomicU32::default);
             self.changed.resize(slots.div_ceil(64), 0);
             self.owned.resize(slots.div_ceil(64), 0);
+            self.banded.resize(slots.div_ceil(64), 0);
+            self.tiered.resize(slots.div_ceil(64), 0);
             #[cfg(debug_assertions)]
             self.shortlisted.resize(slots.div_ceil(64), 0);
         }
@@ -129,7 +136,7 @@ impl Touches {
     pub fn owned_from(&mut self, slots: &[Slot]) {
         self.owned.iter_mut().for_each(|word| *word = 0);
         // They were given by slot: the layer gives them again as it looks at each observer.
-        self.quiet_bands.clear();
+        self.banded.iter_mut().for_each(|word| *word = 0);
         for (s, slot) in (0..).zip(slots) {
             if slot.owned() {
                 self.set_owned(s, true);
@@ -138,30 +145,60 @@ impl Touches {
     }
 
     /// Gives owned observer slot `s`'s [`QuietBands`] (the view layer, after its pass over the
-    /// observer): from the next update on, the scans leave out its seers that stay in one band.
+    /// observer), or takes them back (`None`): from the next update on, the scans leave out its
+    /// seers that stay in one band.
     pub fn set_quiet_bands(&mut self, s: u32, bands: Option<QuietBands>) {
-        let s = s as usize;
-        if self.quiet_bands.len() <= s {
-            if bands.is_none() {
-                return;
-            }
-            self.quiet_bands.resize(s + 1, None);
+        let Some(bands) = bands else {
+            self.forget_quiet_bands(s);
+            return;
+        };
+        let at = s as usize;
+        if self.edges.len() <= at {
+            self.edges.resize(self.marks.len().max(at + 1), 0.0);
         }
-        self.quiet_bands[s] = bands;
+        bits::insert(&mut self.banded, at);
+        self.edges[at] = bands.edge;
+        match bands.tiers {
+            Some(tiers) => {
+                if self.tier_bounds.len() <= at {
+                    self.tier_bounds.resize(self.edges.len(), [0.0; TIER_BOUNDS]);
+                }
+                self.tier_bounds[at] = tiers;
+                bits::insert(&mut self.tiered, at);
+            }
+            None => bits::remove(&mut self.tiered, at),
+        }
     }
 
     /// Observer slot `s`'s [`QuietBands`], if the view layer gave them since it last changed hands
     /// or the index renumbered.
+    pub fn quiet_bands(&self, s: u32) -> Option<QuietBands> {
+        let at = s as usize;
+        bits::contains(&self.banded, at).then(|| QuietBands {
+            edge: self.edges[at],
+            tiers: bits::contains(&self.tiered, at).then(|| self.tier_bounds[at]),
+        })
+    }
+
+    /// Whether a target at squared distances `before` and `now` from owned observer slot `o`
+    /// stays in one of its [`QuietBands`] (`false` when the layer gave none): as
+    /// [`QuietBands::same_band`], with one lookup of 4 bytes for an observer without tiers.
     #[inline]
-    pub fn quiet_bands(&self, s: u32) -> Option<&QuietBands> {
-        self.quiet_bands.get(s as usize)?.as_ref()
+    pub fn stays_in_band(&self, o: u32, before: f32, now: f32) -> bool {
+        let at = o as usize;
+        if !bits::contains(&self.banded, at) {
+            return false;
+        }
+        let edge = self.edges[at];
+        if (before > edge) != (now > edge) {
+            return false;
+        }
+        !bits::contains(&self.tiered, at) || same_side(&self.tier_bounds[at], before, now)
     }
 
     /// Forgets slot `s`'s [`QuietBands`]: every seer of it is recorded again.
     fn forget_quiet_bands(&mut self, s: u32) {
-        if let Some(bands) = self.quiet_bands.get_mut(s as usize) {
-            *bands = None;
-        }
+        bits::remove(&mut self.banded, s as usize);
     }
 
     /// Marks every observer as touched.
@@ -184,7 +221,9 @@ impl Touches {
     pub fn heap_bytes(&self) -> usize {
         self.marks.capacity() * size_of::<AtomicU32>()
             + (self.changed.capacity() + self.owned.capacity()) * size_of::<u64>()
-            + self.quiet_bands.capacity() * size_of::<Option<QuietBands>>()
+            + (self.banded.capacity() + self.tiered.capacity()) * size_of::<u64>()
+            + self.edges.capacity() * size_of::<f32>()
+            + self.tier_bounds.capacity() * size_of::<[f32; TIER_BOUNDS]>()
     }
 }
 
@@ -209,27 +248,92 @@ pub(crate) struct Seer {
 /// is part of the view test), and whose squared distance at the start and at the end of the
 /// update is on the same side of each bound comes out of the pass as it came out of the last one
 /// (the layer's tests at both ends give the same answers, and the pass applied to its own result
-/// changes nothing), so the scans do not record it as a seer
-/// ([`Touches::quiet_bands`]); an observer all of whose changed targets stay so is not looked at.
-/// Given by the layer for disc views with few enough thresholds (see `view_model::layer`).
+/// changes nothing), so the scans do not record it as a seer ([`Touches::stays_in_band`]); an
+/// observer all of whose changed targets stay so is not looked at. Given by the layer for disc
+/// views with few enough thresholds (see `view_model::layer`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct QuietBands {
-    /// The observer's position when the layer gave them (it has not changed since: a change
-    /// makes the layer look at it and give them again).
-    pub p: [f32; 3],
-    /// The bounds as squared distances, in any order; unused ones are `+∞` (nothing is beyond).
-    pub bounds: [f32; QUIET_BOUNDS],
+    /// The view's edge (its radius squared).
+    pub edge: f32,
+    /// The tier bounds, in any order, unused ones `+∞` (nothing is beyond); `None` without tiers.
+    pub tiers: Option<[f32; TIER_BOUNDS]>,
 }
 
-/// How many bounds [`QuietBands`] holds: the edge and two tier thresholds, each with and without
-/// the margin.
-pub(crate) const QUIET_BOUNDS: usize = 5;
+/// How many tier bounds [`QuietBands`] holds: two thresholds, each with and without the margin.
+pub(crate) const TIER_BOUNDS: usize = 4;
 
 impl QuietBands {
     /// Whether a target at squared distances `before` and `now` from the observer is on the same
-    /// side of every bound (`d2 > bound` is the layer's test for beyond).
-    #[inline]
+    /// side of every bound (`d2 > bound` is the layer's test for beyond). Debug builds' checks
+    /// ([`Touches::stays_in_band`] is the scans' form).
+    #[cfg(any(test, debug_assertions))]
     pub fn same_band(&self, before: f32, now: f32) -> bool {
-        self.bounds.iter().all(|&b| (before > b) == (now > b))
+        same_side(&[self.edge], before, now) && self.tiers.is_none_or(|tiers| same_side(&tiers, before, now))
+    }
+}
+
+/// Whether squared distances `before` and `now` are on the same side of each of `bounds`.
+#[inline]
+fn same_side(bounds: &[f32], before: f32, now: f32) -> bool {
+    bounds.iter().all(|&b| (before > b) == (now > b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_target_stays_in_band_only_between_the_same_bounds() {
+        let mut touches = Touches::default();
+        touches.grow(3);
+        let plain = QuietBands {
+            edge: 100.0,
+            tiers: None,
+        };
+        let tiered = QuietBands {
+            edge: 100.0,
+            tiers: Some([9.0, 16.0, 36.0, f32::INFINITY]),
+        };
+        touches.set_quiet_bands(1, Some(plain));
+        touches.set_quiet_bands(2, Some(tiered));
+        assert_eq!(
+            touches.quiet_bands(2),
+            Some(tiered),
+            "the bands should be kept as given"
+        );
+        let cases = [
+            (1.0, 8.0),
+            (1.0, 9.5),
+            (10.0, 15.0),
+            (10.0, 17.0),
+            (50.0, 99.0),
+            (99.0, 100.0),
+            (100.0, 100.5),
+            (101.0, 120.0),
+        ];
+        for (o, bands) in [(1, plain), (2, tiered)] {
+            for (before, now) in cases {
+                assert_eq!(
+                    touches.stays_in_band(o, before, now),
+                    bands.same_band(before, now),
+                    "observer {o}, {before} -> {now}: the scans' test should agree with the bands'"
+                );
+            }
+        }
+        assert!(touches.stays_in_band(2, 17.0, 35.0), "between two tier bounds it stays");
+        assert!(!touches.stays_in_band(2, 15.0, 17.0), "across a tier bound it does not");
+        assert!(
+            touches.stays_in_band(1, 15.0, 17.0),
+            "without tiers only the edge counts"
+        );
+        assert!(!touches.stays_in_band(1, 100.0, 100.5), "across the edge it does not");
+        assert!(
+            !touches.stays_in_band(0, 1.0, 1.0),
+            "an observer given no bands records every seer"
+        );
+        touches.set_owned(1, true);
+        assert!(!touches.stays_in_band(1, 1.0, 1.0), "changing hands forgets the bands");
+        touches.set_quiet_bands(2, None);
+        assert_eq!(touches.quiet_bands(2), None, "bands taken back are gone");
     }
 }

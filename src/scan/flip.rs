@@ -10,7 +10,7 @@ use bevy_ecs::entity::Entity;
 
 use super::{
     Enters, TaskBuffers, View, ask_for, scan_cells,
-    target::{judge_clean_observers, judge_into, judges_every_seer},
+    target::{ObserverEnds, judge_clean_observers, judge_into, judges_every_seer},
 };
 use crate::{
     components::merge_targets,
@@ -18,7 +18,7 @@ use crate::{
     index::Seer,
     lists::remove_seen,
     slot::Slot,
-    visibility::{ObserverState, TargetState},
+    visibility::TargetState,
 };
 
 /// A stepping observer's flip scan: each member of its window (a jumped target's pair is decided
@@ -248,7 +248,7 @@ fn flip_scan_both_ways(
     cell: &Cell,
     range: Range<usize>,
     flips: &mut Flips,
-    judge: &mut impl FnMut(u32, Option<(ObserverState, ObserverState)>),
+    judge: &mut impl FnMut(u32, ObserverEnds),
 ) {
     let (me, start) = (&view.slots[flips.o as usize], view.starts[flips.o as usize]);
     let (instance, with_z) = (cell.key[3] as u32, view.grid.with_z());

@@ -97,9 +97,12 @@ pub(crate) fn target(
             // tick and where it is now (its flip scan leaves jumped targets to their own scans).
             if !o.on_shortlist() {
                 let at = o.observer_at(o.p);
-                judge(w, Some((at, at)));
+                judge(w, ObserverEnds::Judge(at, at));
             } else if o.stepping() {
-                judge(w, Some((o.observer_at(view.starts[w as usize]), o.observer_at(o.p))));
+                judge(
+                    w,
+                    ObserverEnds::Judge(o.observer_at(view.starts[w as usize]), o.observer_at(o.p)),
+                );
             }
         }
     } else {
@@ -122,7 +125,7 @@ pub(crate) fn target(
                     let o = &view.slots[w as usize];
                     if (flips >> j) & 1 != 0 || o.rect.is_some() || every_seer {
                         let at = o.observer_at(o.p);
-                        judge(w, Some((at, at)));
+                        judge(w, ObserverEnds::Judge(at, at));
                     }
                 });
             },
@@ -151,7 +154,7 @@ pub(crate) fn target(
         // A member where it was at the start of the tick and where it is now.
         let mut judge_moved = |m: &Member| {
             let end = observer_of(m, instance, view.slots);
-            judge(m.slot, Some((ObserverState { p: m.start_p, ..end }, end)));
+            judge(m.slot, ObserverEnds::Judge(ObserverState { p: m.start_p, ..end }, end));
         };
         if me.jumped() && by_distance {
             for range in slabs {
@@ -194,21 +197,34 @@ pub(super) fn judges_every_seer(view: View, cell: &Cell) -> bool {
 /// layer's seers.
 pub(super) type JudgeOut<'a> = (&'a mut Enters, &'a mut Vec<(u32, u32)>, &'a mut Vec<Seer>);
 
+/// An observer as a target scan's judge is given it.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum ObserverEnds {
+    /// To judge with the full rule: as it was at the start of the tick, and as it is now.
+    Judge(ObserverState, ObserverState),
+    /// An observer at this position that sees the target at both times (a disc observer whose
+    /// disc holds it at both ends, not judged again).
+    SeesBoth([f32; 3]),
+}
+
 /// A target scan's judge for target slot `t` (in state `now`, and `before` at the start of the
-/// tick): given observer `o` as `start` at the start of the tick and as `end` now, records the
-/// pair in `enters` or `leaves` if `o` sees the target now and not before or the other way
-/// round, and, for the view layer (`touches`), its seer if it sees the target at either time
-/// ([`record_seer`]). Given `None` for `o`'s states, `o` sees the target at both times (a disc
-/// observer whose disc holds it at both ends, not judged again): only its seer is recorded.
+/// tick): given observer `o` to judge as `start` at the start of the tick and as `end` now,
+/// records the pair in `enters` or `leaves` if `o` sees the target now and not before or the
+/// other way round, and, for the view layer (`touches`), its seer if it sees the target at either
+/// time ([`record_seer`]). Given an observer that sees it at both times
+/// ([`ObserverEnds::SeesBoth`]), only its seer is recorded.
 #[inline(always)]
 pub(super) fn judge_into<'a>(
     t: u32,
     (now, before): (TargetState, TargetState),
     touches: Option<&'a Touches>,
     (enters, leaves, seers): JudgeOut<'a>,
-) -> impl FnMut(u32, Option<(ObserverState, ObserverState)>) + 'a {
-    move |o, states| {
-        let (is, was) = states.map_or((true, true), |(start, end)| (sees(&end, &now), sees(&start, &before)));
+) -> impl FnMut(u32, ObserverEnds) + 'a {
+    move |o, ends| {
+        let (is, was, p) = match ends {
+            ObserverEnds::Judge(start, end) => (sees(&end, &now), sees(&start, &before), end.p),
+            ObserverEnds::SeesBoth(p) => (true, true, p),
+        };
         if is != was {
             if is {
                 enters.push(o, t);
@@ -224,7 +240,7 @@ pub(super) fn judge_into<'a>(
                 target: t,
                 sees_now: is,
             };
-            record_seer(touches, seers, seer, (&before, &now), is && was);
+            record_seer(touches, seers, seer, p, (&before, &now), is && was);
         }
     }
 }
@@ -232,30 +248,28 @@ pub(super) fn judge_into<'a>(
 /// Records `seer` if the view layer owns its observer and the observer did not change, and
 /// touches the observer: the layer looks at no other observer, and one that changed is touched
 /// already ([`Touches::change`]) and judges every target it shows. Left out when the observer
-/// sees the target at both ends (`both`) and the target, keeping its rules, stays in one of the
-/// observer's [`QuietBands`](crate::index::QuietBands) (given by the layer): the layer's pass
-/// would leave it as it is. Out of line, so the scans' loops stay as they were without it
-/// (`headless_simulation` 50k, no view-model component, callgrind: 99.4 M instructions an update
-/// before seers, 99.6 M after).
+/// (at `p`, where it has stayed) sees the target at both ends (`both`) and the target, keeping
+/// its rules, stays in one of the observer's [`QuietBands`](crate::index::QuietBands) (given by
+/// the layer): the layer's pass would leave it as it is. Out of line, so the scans' loops stay as
+/// they were without it (`headless_simulation` 50k, no view-model component, callgrind: 99.4 M
+/// instructions an update before seers, 99.6 M after).
 #[inline(never)]
 fn record_seer(
     touches: &Touches,
     seers: &mut Vec<Seer>,
     seer: Seer,
+    p: [f32; 3],
     (before, now): (&TargetState, &TargetState),
     both: bool,
 ) {
-    if !touches.is_owned(seer.observer) || touches.is_changed(seer.observer) {
+    let o = seer.observer;
+    if !touches.is_owned(o) || touches.is_changed(o) {
         return;
     }
-    if both
-        && before.rules == now.rules
-        && let Some(bands) = touches.quiet_bands(seer.observer)
-        && bands.same_band(dist2(bands.p, before.p), dist2(bands.p, now.p))
-    {
+    if both && before.rules == now.rules && touches.stays_in_band(o, dist2(p, before.p), dist2(p, now.p)) {
         return;
     }
-    touches.touch(seer.observer);
+    touches.touch(o);
     seers.push(seer);
 }
 
@@ -276,7 +290,7 @@ pub(super) fn judge_clean_observers(
     start: usize,
     flips: u64,
     sees: u64,
-    judge: &mut impl FnMut(u32, Option<(ObserverState, ObserverState)>),
+    judge: &mut impl FnMut(u32, ObserverEnds),
 ) {
     if !judges_every_seer(view, cell) {
         // Every clean observer here has a disc: its block lane holds all that the rule reads of
@@ -291,7 +305,7 @@ pub(super) fn judge_clean_observers(
                     sees: lane.clean_sees,
                     instance,
                 };
-                judge(lane.slot, Some((at, at)));
+                judge(lane.slot, ObserverEnds::Judge(at, at));
             }
         });
         return;
@@ -304,11 +318,11 @@ pub(super) fn judge_clean_observers(
             // A flip, or a rectangular view whose disc around it saw the target at either end:
             // judged exactly.
             let at = observer_of(m, instance, view.slots);
-            judge(m.slot, Some((at, at)));
+            judge(m.slot, ObserverEnds::Judge(at, at));
         } else {
             // For the view layer, a disc observer that sees the target at both ends is its seer
             // without judging it (the disc test is its whole rule here, and it does not flip).
-            judge(m.slot, None);
+            judge(m.slot, ObserverEnds::SeesBoth(m.p));
         }
     });
 }

@@ -6,7 +6,7 @@ use bevy_ecs::prelude::*;
 
 use super::{NO_SLOT, Owned, Pass, Shown, ViewParts, target_slot};
 use crate::{
-    index::{AoiIndex, QUIET_BOUNDS, QuietBands},
+    index::{AoiIndex, QuietBands, TIER_BOUNDS},
     messages::{EnterReason, EnterView, TierChanged},
     prefetch::{AHEAD, prefetch_record},
     rules::AoiVisibility,
@@ -109,16 +109,18 @@ impl LayerView {
     /// ([`Self::next_tier`], as [`tier_at`] computes them). `None` for a rectangle (its tests
     /// are not distances) or more thresholds than the bands hold.
     pub(super) fn quiet_bands(&self) -> Option<QuietBands> {
-        if self.rect.is_some() || 1 + 2 * self.thresholds.len() > QUIET_BOUNDS {
+        if self.rect.is_some() || 2 * self.thresholds.len() > TIER_BOUNDS {
             return None;
         }
-        let mut bounds = [f32::INFINITY; QUIET_BOUNDS];
-        bounds[0] = self.r2;
-        for (pair, &d) in bounds[1..].chunks_exact_mut(2).zip(&self.thresholds) {
-            let grown = d + self.margin;
-            pair.copy_from_slice(&[d * d, grown * grown]);
-        }
-        Some(QuietBands { p: self.p, bounds })
+        let tiers = (!self.thresholds.is_empty()).then(|| {
+            let mut bounds = [f32::INFINITY; TIER_BOUNDS];
+            for (pair, &d) in bounds.chunks_exact_mut(2).zip(&self.thresholds) {
+                let grown = d + self.margin;
+                pair.copy_from_slice(&[d * d, grown * grown]);
+            }
+            bounds
+        });
+        Some(QuietBands { edge: self.r2, tiers })
     }
 }
 

@@ -110,7 +110,7 @@ impl Pass {
         st.view.refresh(&parts, o.p);
         // Its quiet bands follow its view (a quiet observer's have not changed).
         let bands = st.view.quiet_bands();
-        if index.touches.quiet_bands(s) != bands.as_ref() {
+        if index.touches.quiet_bands(s) != bands {
             self.quiet_bands.push((s, bands));
         }
         let marking = (judged == Judged::Walked).then_some((&index.touches, !st.lingering.is_empty()));
