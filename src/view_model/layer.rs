@@ -71,7 +71,7 @@ mod sets;
 
 use decide::{LayerView, enter_reason};
 use seers::SeersByObserver;
-use sets::write_set;
+use sets::write_left;
 
 /// A shown target's slot when it is no longer tracked.
 const NO_SLOT: u32 = u32::MAX;
@@ -125,6 +125,13 @@ enum Left {
     Nothing,
     /// Its set is to be written from what it shows, tiers kept when `tiered`.
     Write { tiered: bool },
+    /// Its set is to be edited by its messages: the enters and the leaves in these ranges of the
+    /// messages of the pass of `task` ([`Pass::write_or_leave`]).
+    Edit {
+        task: u32,
+        enters: [u32; 2],
+        leaves: [u32; 2],
+    },
     /// It no longer observes: everything it shows leaves, its set is emptied.
     Stop,
     /// It has no view-model component any more: handed back to the engine (its slot).
@@ -158,6 +165,8 @@ struct Pass {
     marks: Vec<u32>,
     /// This observer's mark (a multiple of 4, advanced by 4 each observer: `marks.rs`).
     epoch: u32,
+    /// Its place among the update's passes (its task).
+    task: u32,
     /// A quiet observer's changed listed targets, in list order ([`Self::mark_listed`]), or in
     /// its seers' order ([`Self::mark_seers`]).
     changed_listed: Vec<u32>,
@@ -276,8 +285,9 @@ pub(crate) fn update_view_layer(
         layer.passes.resize_with(tasks, Pass::default);
     }
     let slots = index.slots.len();
-    for pass in layer.passes.iter_mut().chain([&mut layer.serial]) {
+    for (task, pass) in (0..).zip(layer.passes.iter_mut().chain([&mut layer.serial])) {
         pass.begin(slots);
+        pass.task = task;
     }
     let counts = watch.as_deref();
     if pool.is_some() {
@@ -313,8 +323,8 @@ pub(crate) fn update_view_layer(
 }
 
 impl ViewLayer {
-    /// The serial end of the update, in the observers' order: writes the sets the passes left
-    /// to write (unless [`Self::write_sets_at_once`] did), and lets go of the observers that
+    /// The serial end of the update, in the observers' order: writes or edits the sets the
+    /// passes left to write (unless [`Self::write_sets_at_once`] did), and lets go of the observers that
     /// stopped observing or lost their view-model components (on one thread only those are left
     /// for it).
     fn serial_end(&mut self, owned: &mut Vec<Owned>, index: &mut AoiIndex, observers: &mut Observers) {
@@ -322,8 +332,10 @@ impl ViewLayer {
         for st in owned.iter_mut() {
             match core::mem::take(&mut st.left) {
                 Left::Nothing => continue,
-                Left::Write { tiered } => {
-                    write_set(observers, st, tiered);
+                left @ (Left::Write { .. } | Left::Edit { .. }) => {
+                    if let Ok(mut item) = observers.get_mut(st.observer) {
+                        write_left(&mut item.5, st, left, &self.passes);
+                    }
                     continue;
                 }
                 Left::Stop => self.serial.stop_observing(st, index, observers),

@@ -47,6 +47,9 @@ enum Features {
     Random,
     /// Every observer spawned at the start, a third each with a hysteresis, a budget or tiers.
     Everyone,
+    /// As `Everyone`, and only every seventh entity drifts: most observers stand still, and the
+    /// view layer edits their sets by their messages (from the tasks' messages when parallel).
+    EveryoneFewDrift,
 }
 
 /// [`record`] for `plugin`, with view-model `features`.
@@ -61,7 +64,7 @@ fn record_of(
     for _ in 0..600 {
         sc.spawn(app.world());
     }
-    if let Features::Everyone = features {
+    if let Features::Everyone | Features::EveryoneFewDrift = features {
         let mut q = app
             .world()
             .query_filtered::<Entity, Or<(With<ViewRange>, With<ViewRect>)>>();
@@ -89,7 +92,12 @@ fn record_of(
             sc.step_view_model(app.world());
         }
         // Everyone drifts, so most of the work is parallel.
-        drift(app.world(), |i| (if i % 2 == 0 { 3.0 } else { -2.0 }, 0.0));
+        let few = matches!(features, Features::EveryoneFewDrift);
+        drift(app.world(), |i| match (few && i % 7 != 0, i % 2) {
+            (true, _) => (0.0, 0.0),
+            (false, 0) => (3.0, 0.0),
+            (false, _) => (-2.0, 0.0),
+        });
         app.update();
     }
     // Renumbering rewrites every list, split over the threads when there are some.
@@ -203,20 +211,23 @@ fn walkers_among_standing_observers_write_the_same_order_with_and_without_thread
 }
 
 /// With a view-model feature on every observer, the view layer decides them in tasks and writes
-/// their sets in one pass over the components on the pool: every update is held to the model
-/// (the checked app), and the messages and the sets' order match one thread's.
+/// (or, for those standing still, edits) their sets in one pass over the components on the pool:
+/// every update is held to the model (the checked app), and the messages and the sets' order
+/// match one thread's.
 #[test]
 fn a_feature_on_every_observer_gives_the_same_messages_and_sets_on_any_thread_count() {
-    let record = |parallel| record_of(plugin(IndexKind::Grid), parallel, 32, Features::Everyone);
-    let single = record(false);
-    assert!(
-        single.0.iter().map(|(e, l)| e.len() + l.len()).sum::<usize>() > 1000,
-        "the run should produce many messages"
-    );
-    assert_eq!(
-        single,
-        record(true),
-        "with every observer featured, parallel and single-threaded runs should write the same \
-         messages and sets"
-    );
+    for features in [Features::Everyone, Features::EveryoneFewDrift] {
+        let record = |parallel| record_of(plugin(IndexKind::Grid), parallel, 32, features);
+        let single = record(false);
+        assert!(
+            single.0.iter().map(|(e, l)| e.len() + l.len()).sum::<usize>() > 1000,
+            "the run should produce many messages"
+        );
+        assert_eq!(
+            single,
+            record(true),
+            "with every observer featured, parallel and single-threaded runs should write the \
+             same messages and sets"
+        );
+    }
 }

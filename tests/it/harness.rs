@@ -39,14 +39,17 @@ impl Draws for Rng {
     }
 }
 
-/// Moves every entity by `step(i)` (`i`: its index in query order), so most of the work of
-/// the next update is recomputation.
+/// Moves every entity by `step(i)` (`i`: its index in query order; one given no step is left
+/// unchanged), so most of the work of the next update is recomputation.
 pub fn drift(world: &mut World, step: impl Fn(usize) -> (f32, f32)) {
     let mut q = world.query::<&mut Position>();
     for (i, mut p) in q.iter_mut(world).enumerate() {
         let (dx, dy) = step(i);
-        p.x += dx;
-        p.y += dy;
+        // A zero step leaves the component unchanged (not even marked changed).
+        if (dx, dy) != (0.0, 0.0) {
+            p.x += dx;
+            p.y += dy;
+        }
     }
 }
 

@@ -2,7 +2,12 @@
 //! quiet observer's changed and lingering ones ([`Judged`]); the next observer's data asked for
 //! while one is decided.
 
-use super::{Access, Left, NO_SLOT, Owned, Pass, decide::Judged, seers::SeersByObserver, sets::write_set};
+use super::{
+    Access, Left, NO_SLOT, Owned, Pass,
+    decide::Judged,
+    seers::SeersByObserver,
+    sets::{assign_shown, edit_set},
+};
 use crate::{index::AoiIndex, watched::WatchTracker};
 
 impl Pass {
@@ -125,18 +130,34 @@ impl Pass {
     /// (`judged`) without tiers, for which nothing waits, changed only by its messages since
     /// `messages` (where its enters and leaves begin): they are applied as edits, `O(messages)`,
     /// rather than the whole set written again.
-    fn write_or_leave(&mut self, st: &mut Owned, observers: Access, judged: Judged, messages: (usize, usize)) {
+    pub(super) fn write_or_leave(
+        &mut self,
+        st: &mut Owned,
+        observers: Access,
+        judged: Judged,
+        messages: (usize, usize),
+    ) {
         let tiered = st.view.tiered();
-        let Access::Exclusive(q) = observers else {
-            self.leave_for_serial_end(st, Left::Write { tiered });
-            return;
+        let left = if judged == Judged::Every || tiered || st.waiting > 0 {
+            Left::Write { tiered }
+        } else {
+            Left::Edit {
+                task: self.task,
+                enters: [messages.0 as u32, self.enters.len() as u32],
+                leaves: [messages.1 as u32, self.leaves.len() as u32],
+            }
         };
-        if judged == Judged::Every || tiered || st.waiting > 0 {
-            write_set(q, st, tiered);
-        } else if let Ok(mut item) = q.get_mut(st.observer) {
-            let set = &mut item.5;
-            self.enters[messages.0..].iter().for_each(|e| set.insert(e.target));
-            self.leaves[messages.1..].iter().for_each(|l| set.remove(l.target));
+        match observers {
+            Access::Exclusive(q) => {
+                let Ok(mut item) = q.get_mut(st.observer) else {
+                    return;
+                };
+                match left {
+                    Left::Edit { enters, leaves, .. } => edit_set(&mut item.5, self, enters, leaves),
+                    _ => assign_shown(&mut item.5, st, tiered),
+                }
+            }
+            Access::Shared(_) => self.leave_for_serial_end(st, left),
         }
     }
 }
