@@ -56,7 +56,7 @@ impl AoiIndex {
         };
         if self.owned > 0 {
             // Whatever changed (a component of the view model included), the layer looks.
-            self.touches.change(s);
+            self.touches.change_more_than_moved(s);
         }
         // The view layer takes it over from this update, with what it showed until now.
         if layered && self.set_owned(s, true) {

@@ -29,6 +29,10 @@ pub(crate) struct Touches {
     changed: Vec<u64>,
     /// Whether any bit of `changed` is set.
     any_changed: bool,
+    /// Per slot, one bit: whether it changed other than by a move this update
+    /// ([`Self::change_more_than_moved`]): its rules, its view or its components, or it was
+    /// despawned or left the index.
+    more_than_moved: Vec<u64>,
     /// Per slot, one bit: whether the view layer owns it ([`Slot::owned`], kept beside the flag
     /// by [`AoiIndex::set_owned`] and [`Self::owned_from`]): only owned observers' [`Seer`]s are
     /// recorded, so an observer the layer does not own costs a bit test, not a record.
@@ -62,6 +66,7 @@ impl Touches {
         *self.everyone.get_mut() = false;
         if self.any_changed {
             self.changed.iter_mut().for_each(|bits| *bits = 0);
+            self.more_than_moved.iter_mut().for_each(|bits| *bits = 0);
             self.any_changed = false;
         }
         #[cfg(debug_assertions)]
@@ -73,6 +78,7 @@ impl Touches {
         if self.marks.len() < slots {
             self.marks.resize_with(slots, AtomicU32::default);
             self.changed.resize(slots.div_ceil(64), 0);
+            self.more_than_moved.resize(slots.div_ceil(64), 0);
             self.owned.resize(slots.div_ceil(64), 0);
             self.banded.resize(slots.div_ceil(64), 0);
             self.tiered.resize(slots.div_ceil(64), 0);
@@ -99,6 +105,19 @@ impl Touches {
     #[inline]
     pub fn is_changed(&self, s: u32) -> bool {
         bits::contains(&self.changed, s as usize)
+    }
+
+    /// [`Self::change`] for a change other than a move (change pickup observed the slot whole).
+    #[inline]
+    pub fn change_more_than_moved(&mut self, s: u32) {
+        self.change(s);
+        bits::insert(&mut self.more_than_moved, s as usize);
+    }
+
+    /// Whether slot `s` was marked by [`Self::change_more_than_moved`] this update.
+    #[inline]
+    pub fn changed_more_than_moved(&self, s: u32) -> bool {
+        bits::contains(&self.more_than_moved, s as usize)
     }
 
     /// Debug builds: records that change pickup put slot `s` on this update's shortlist.
@@ -220,7 +239,7 @@ impl Touches {
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.marks.capacity() * size_of::<AtomicU32>()
-            + (self.changed.capacity() + self.owned.capacity()) * size_of::<u64>()
+            + (self.changed.capacity() + self.more_than_moved.capacity() + self.owned.capacity()) * size_of::<u64>()
             + (self.banded.capacity() + self.tiered.capacity()) * size_of::<u64>()
             + self.edges.capacity() * size_of::<f32>()
             + self.tier_bounds.capacity() * size_of::<[f32; TIER_BOUNDS]>()

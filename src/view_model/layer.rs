@@ -11,8 +11,10 @@
 //! engine's again from the next update.
 //!
 //! Cost per update: `O(list + shown)` per owned observer the update touched ([`Touches`]: it or
-//! a target it sees changed) or that has targets lingering or waiting, plus sorting its entering
-//! candidates; the others are skipped, since the pass would leave them as they are. Of a touched
+//! a target it sees changed) or that has targets waiting, or a lingering target whose time is up
+//! or that changed more than by a move, plus sorting its entering candidates; the others are
+//! skipped, since the pass would leave them as they are (a target lingering one update more is
+//! counted when the observer is next looked at). Of a touched
 //! observer that is quiet (it did not change, nothing waits for its budget) only the changed and
 //! the lingering targets are judged, and its list is not read: the target scans record, for each
 //! owned observer that did not change, the changed targets it saw or sees ([`Seer`], sorted by
@@ -110,6 +112,11 @@ struct Owned {
     renumbers: usize,
     /// Its set has not been written by the layer yet.
     fresh: bool,
+    /// The update of its last pass ([`ViewLayer::update`]), and the update by when a target
+    /// lingering then leaves unless it comes back (`u64::MAX` if none): until that update it is
+    /// not looked at for its lingering targets, unless one of them changes.
+    last_pass: u64,
+    linger_until: u64,
     /// Its view, as its last pass that read its components found it.
     view: LayerView,
     /// What this update's pass over it left for the serial end of the update.
@@ -155,6 +162,8 @@ pub(crate) struct ViewLayer {
     used: usize,
     /// This update's seers, by observer: what a quiet observer's pass reads.
     seers: SeersByObserver,
+    /// How many updates the layer ran with observers to look at.
+    update: u64,
 }
 
 /// The buffers and results of the passes over a run of owned observers.
@@ -165,6 +174,8 @@ struct Pass {
     marks: Vec<u32>,
     /// This observer's mark (a multiple of 4, advanced by 4 each observer: `marks.rs`).
     epoch: u32,
+    /// The update it runs in ([`ViewLayer::update`]).
+    update: u64,
     /// Its place among the update's passes (its task).
     task: u32,
     /// A quiet observer's changed listed targets, in list order ([`Self::mark_listed`]), or in
@@ -285,9 +296,10 @@ pub(crate) fn update_view_layer(
         layer.passes.resize_with(tasks, Pass::default);
     }
     let slots = index.slots.len();
+    layer.update += 1;
     for (task, pass) in (0..).zip(layer.passes.iter_mut().chain([&mut layer.serial])) {
         pass.begin(slots);
-        pass.task = task;
+        (pass.task, pass.update) = (task, layer.update);
     }
     let counts = watch.as_deref();
     if pool.is_some() {

@@ -193,6 +193,63 @@ fn a_target_held_by_the_margin_that_turns_always_visible_is_no_longer_held() {
 }
 
 #[test]
+fn a_lingering_target_that_turns_hidden_or_stands_still_leaves_when_it_should() {
+    // Beyond the grown view a target is not looked at again until its time is up, unless it
+    // changes more than by a move.
+    let hysteresis = ViewHysteresis {
+        margin: 2.0,
+        linger_ticks: 3,
+    };
+    let (mut app, o, t) = pair(hysteresis, 5.0);
+    assert!(walk(&mut app, o, t, 20.0), "first update out: lingers");
+    app.world().entity_mut(t).insert(AoiVisibility::Hidden);
+    app.update();
+    let shows = |app: &mut Checked| app.world().get::<InterestSet>(o).unwrap().contains(t);
+    assert!(
+        !shows(&mut app),
+        "a lingering target turned hidden should leave at once"
+    );
+    app.world().entity_mut(t).insert(AoiVisibility::Normal);
+    assert!(walk(&mut app, o, t, 5.0), "back in view");
+    assert!(walk(&mut app, o, t, 20.0), "first update out: lingers");
+    for update in 2..=3 {
+        app.update();
+        assert!(
+            shows(&mut app),
+            "standing still out there, update {update} out: lingers"
+        );
+    }
+    app.update();
+    assert!(!shows(&mut app), "standing still, the fourth update out: leaves");
+}
+
+#[test]
+fn a_lingering_target_moving_across_a_threshold_beyond_the_view_retiers() {
+    // A threshold beyond the radius: where a lingering target is out there sets its tier.
+    let features = (
+        ViewHysteresis {
+            margin: 2.0,
+            linger_ticks: 5,
+        },
+        ViewTiers::new([15.0]),
+    );
+    let (mut app, o, t) = pair(features, 5.0);
+    let tier = |app: &mut Checked| app.world().get::<InterestSet>(o).unwrap().tier_of(t);
+    assert!(walk(&mut app, o, t, 13.0), "beyond 12: lingers");
+    assert_eq!(
+        tier(&mut app),
+        Some(0),
+        "within the threshold it stays in the near tier"
+    );
+    assert!(walk(&mut app, o, t, 18.0), "still lingering");
+    assert_eq!(
+        tier(&mut app),
+        Some(1),
+        "beyond threshold and margin it is in the far tier"
+    );
+}
+
+#[test]
 fn a_crowd_enters_nearest_first_within_the_budget() {
     let mut app = Checked::new(AoiPlugin::default());
     let crowd: Vec<Entity> = (0..200)

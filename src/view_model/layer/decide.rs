@@ -72,6 +72,16 @@ impl LayerView {
         self.tiered = tiers.is_some();
     }
 
+    /// Whether a target beyond its grown view has the same tier wherever it is: every threshold
+    /// is within the view (below the radius, or within each half extent of a rectangle), so such
+    /// a target is beyond each threshold plus the margin.
+    pub(super) fn tier_fixed_beyond(&self) -> bool {
+        self.thresholds.last().is_none_or(|&d| match self.rect {
+            None => d * d < self.r2,
+            Some([hw, hh]) => d <= hw.min(hh),
+        })
+    }
+
     /// Whether its set keeps tiers (it has [`ViewTiers`](crate::ViewTiers)).
     pub(super) fn tiered(&self) -> bool {
         self.tiered
@@ -173,6 +183,7 @@ impl Pass {
         // own list in the loop made the compiler reload its other buffers after every push).
         let lingered = !st.lingering.is_empty();
         self.lingering.clear();
+        let mut linger_until = u64::MAX;
         // A quiet observer's count starts from the last update's: what it keeps as it is holds
         // as it held, and each target looked at is taken out of the count, then counted again.
         let mut held = if quiet { st.held } else { 0 };
@@ -238,11 +249,17 @@ impl Pass {
                 let tracked = target_slot(index, &sn, t);
                 let ts = tracked.map(|t| &index.slots[t as usize]);
                 let allowed = ts.is_some_and(|ts| sees(&rules_only, &ts.target()));
-                sn.linger += 1;
+                // Beyond since this pass if it was listed at the last, else since before it: the
+                // observer was not looked at in the updates between (see `Owned::linger_until`).
+                let out_for = if sn.linger == 0 { 1 } else { self.update - st.last_pass };
+                sn.linger = sn.linger.saturating_add(out_for.try_into().unwrap_or(u32::MAX));
                 if let Some(ts) = ts.filter(|_| allowed && sn.linger <= view.linger) {
                     sn.held = true;
                     held += 1;
                     self.lingering.push(t);
+                    // It leaves in the update where its count passes `linger_ticks`.
+                    let leaves_in = u64::from(view.linger - sn.linger) + 1;
+                    linger_until = linger_until.min(self.update.saturating_add(leaves_in));
                     let tier = view.next_tier(sn.tier, ts.p);
                     retiered |= retier(&mut self.tier_changes, st.observer, &mut sn, tier);
                 } else {
@@ -260,6 +277,7 @@ impl Pass {
         st.shown_slots.truncate(kept);
         st.lingering.clear();
         st.lingering.extend_from_slice(&self.lingering);
+        (st.linger_until, st.last_pass) = (linger_until, self.update);
         self.candidates.clear();
         let changed_listed = core::mem::take(&mut self.changed_listed);
         let listed = if quiet {

@@ -39,6 +39,8 @@ impl ViewLayer {
                 slot: NO_SLOT,
                 renumbers: usize::MAX,
                 fresh: true,
+                last_pass: 0,
+                linger_until: u64::MAX,
                 view: LayerView::default(),
                 left: Left::Nothing,
             });

@@ -22,7 +22,8 @@ impl Pass {
     ) {
         // Whether the observers are looked at ([`needs_look`]), known two ahead so that the
         // next one's data is asked for without waiting on the answer.
-        let looked_at = |run: &[Owned], k: usize| run.get(k).is_some_and(|st| needs_look(st, index));
+        let update = self.update;
+        let looked_at = |run: &[Owned], k: usize| run.get(k).is_some_and(|st| needs_look(st, index, update));
         let (mut this_one, mut next_one) = (looked_at(run, 0), looked_at(run, 1));
         for i in 0..run.len() {
             // The next observer's shown targets and list, asked for while this one is decided
@@ -171,16 +172,35 @@ fn prefetch_seers(seers: &SeersByObserver, st: &Owned) {
     crate::prefetch::prefetch(&st.lingering);
 }
 
-/// Whether the layer must look at owned observer `st` this update: something touched it (see
-/// [`Touches`](crate::index::Touches)), or it has targets lingering or waiting, or it is new
-/// here, or its slot is not the one it knows (freed, or renumbered: then the slots of what it
-/// shows are looked up again when it is next looked at).
-fn needs_look(st: &Owned, index: &AoiIndex) -> bool {
+/// Whether the layer must look at owned observer `st` in update `update`: something touched it
+/// (see [`Touches`](crate::index::Touches)), or targets wait for it, or a lingering target is due
+/// ([`lingering_due`]), or it is new here, or its slot is not the one it knows (freed, or
+/// renumbered: then the slots of what it shows are looked up again when it is next looked at).
+fn needs_look(st: &Owned, index: &AoiIndex, update: u64) -> bool {
     st.fresh
         || st.waiting > 0
-        || !st.lingering.is_empty()
+        || lingering_due(st, index, update)
         || index.entities.get(st.slot as usize) != Some(&st.observer)
         || index.touches.is_touched(st.slot)
+}
+
+/// Whether a target lingering for owned observer `st` (beyond its grown view at its last pass)
+/// must be judged in update `update`: its time is up (`Owned::linger_until`), or it changed other
+/// than by a move (its rules, or it was despawned), or it moved and its tier may depend on where
+/// it is out there ([`LayerView::tier_fixed_beyond`]), or the index renumbered (its slot is
+/// stale). A move back into the grown view touches the observer. Otherwise it is still out
+/// there, with the same tier, one update more, which the pass that next judges it counts
+/// (`Owned::last_pass`).
+///
+/// [`LayerView::tier_fixed_beyond`]: super::decide::LayerView::tier_fixed_beyond
+fn lingering_due(st: &Owned, index: &AoiIndex, update: u64) -> bool {
+    let touches = &index.touches;
+    let moves_count = !st.view.tier_fixed_beyond();
+    !st.lingering.is_empty()
+        && (update >= st.linger_until
+            || st.renumbers != index.renumbers()
+            || (st.lingering.iter())
+                .any(|&t| touches.changed_more_than_moved(t) || (moves_count && touches.is_changed(t))))
 }
 
 /// Which of owned observer `st`'s shown targets its pass judges this update (asked before the
