@@ -30,9 +30,11 @@ pub(super) enum Judged {
 
 /// An owned observer's view as the layer's rules read it: its position and its view components'
 /// values, kept in [`Owned::view`] from its last pass that read its components (a quiet
-/// observer's pass does not read them: they have not changed since).
+/// observer's pass does not read them: they have not changed since). The pass reads a copy with
+/// its thresholds lent (`T`): from the components ([`Self::of`]), or from the kept view
+/// ([`Self::with_thresholds`]).
 #[derive(Debug, Default)]
-pub(super) struct LayerView {
+pub(super) struct LayerView<T = Vec<f32>> {
     /// The observer's position.
     p: [f32; 3],
     /// Its radius squared, or its rectangle's `rect_r2`.
@@ -48,13 +50,13 @@ pub(super) struct LayerView {
     /// tiers).
     ///
     /// [`ViewTiers`]: crate::ViewTiers
-    thresholds: Vec<f32>,
+    thresholds: T,
     tiered: bool,
 }
 
-impl LayerView {
-    /// Reads the view of an observer at `p` with view components `parts` again.
-    pub(super) fn refresh(&mut self, parts: &ViewParts, p: [f32; 3]) {
+impl<'a> LayerView<&'a [f32]> {
+    /// The view of an observer at `p` with view components `parts`.
+    pub(super) fn of(parts: &ViewParts<'a>, p: [f32; 3]) -> Self {
         let &(range, rect, hysteresis, budget, tiers) = parts;
         let (r2, rect) = match (range, rect) {
             (_, Some(v)) => {
@@ -64,19 +66,64 @@ impl LayerView {
             (Some(r), None) => (r.radius * r.radius, None),
             (None, None) => unreachable!("an indexed observer should have a view component"),
         };
-        (self.margin, self.linger) = hysteresis.map_or((0.0, 0), |h| (h.margin, h.linger_ticks));
-        (self.p, self.r2, self.rect) = (p, r2, rect);
-        self.budget = budget.map_or(usize::MAX, |b| b.0 as usize);
-        self.thresholds.clear();
-        self.thresholds.extend(tiers.iter().flat_map(|t| &t.thresholds));
-        self.tiered = tiers.is_some();
+        let (margin, linger) = hysteresis.map_or((0.0, 0), |h| (h.margin, h.linger_ticks));
+        Self {
+            p,
+            r2,
+            rect,
+            margin,
+            linger,
+            budget: budget.map_or(usize::MAX, |b| b.0 as usize),
+            thresholds: tiers.map_or(&[][..], |t| &t.thresholds[..]),
+            tiered: tiers.is_some(),
+        }
+    }
+}
+
+impl LayerView {
+    /// Keeps a copy of `view`.
+    pub(super) fn keep(&mut self, view: &LayerView<&[f32]>) {
+        (self.p, self.r2, self.rect) = (view.p, view.r2, view.rect);
+        (self.margin, self.linger, self.budget) = (view.margin, view.linger, view.budget);
+        self.tiered = view.tiered;
+        if self.thresholds != view.thresholds {
+            self.thresholds.clear();
+            self.thresholds.extend_from_slice(view.thresholds);
+        }
     }
 
+    /// Takes its thresholds out, to lend them to a copy of it ([`Self::with_thresholds`]) while
+    /// the observer is decided; [`Self::put_thresholds_back`] after.
+    pub(super) fn take_thresholds(&mut self) -> Vec<f32> {
+        core::mem::take(&mut self.thresholds)
+    }
+
+    /// Puts back the thresholds [`Self::take_thresholds`] took.
+    pub(super) fn put_thresholds_back(&mut self, thresholds: Vec<f32>) {
+        self.thresholds = thresholds;
+    }
+
+    /// A copy of this view with its `thresholds` (taken out of it) lent.
+    pub(super) fn with_thresholds<'a>(&self, thresholds: &'a [f32]) -> LayerView<&'a [f32]> {
+        LayerView {
+            p: self.p,
+            r2: self.r2,
+            rect: self.rect,
+            margin: self.margin,
+            linger: self.linger,
+            budget: self.budget,
+            thresholds,
+            tiered: self.tiered,
+        }
+    }
+}
+
+impl<T: AsRef<[f32]>> LayerView<T> {
     /// Whether a target beyond its grown view has the same tier wherever it is: every threshold
     /// is within the view (below the radius, or within each half extent of a rectangle), so such
     /// a target is beyond each threshold plus the margin.
     pub(super) fn tier_fixed_beyond(&self) -> bool {
-        self.thresholds.last().is_none_or(|&d| match self.rect {
+        self.thresholds.as_ref().last().is_none_or(|&d| match self.rect {
             None => d * d < self.r2,
             Some([hw, hh]) => d <= hw.min(hh),
         })
@@ -90,7 +137,7 @@ impl LayerView {
     /// Whether judging a listed target reads its slot: for the view test when the view is grown
     /// by a margin, or for the tier.
     fn reads_listed_slots(&self) -> bool {
-        self.margin != 0.0 || !self.thresholds.is_empty()
+        self.margin != 0.0 || !self.thresholds.as_ref().is_empty()
     }
 
     /// The contract's own test, the view not grown: `Always` targets are within any view.
@@ -105,13 +152,13 @@ impl LayerView {
         if plain <= tier {
             plain
         } else {
-            tier_at(self.p, q, self.rect.is_some(), &self.thresholds, self.margin).max(tier)
+            tier_at(self.p, q, self.rect.is_some(), self.thresholds.as_ref(), self.margin).max(tier)
         }
     }
 
     /// The tier at `q` with no margin (an entering target's).
     fn tier_at(&self, q: [f32; 3]) -> u8 {
-        tier_at(self.p, q, self.rect.is_some(), &self.thresholds, 0.0)
+        tier_at(self.p, q, self.rect.is_some(), self.thresholds.as_ref(), 0.0)
     }
 
     /// The bounds of the tests above on a seen target's squared distance ([`QuietBands`]): the
@@ -119,12 +166,13 @@ impl LayerView {
     /// ([`Self::next_tier`], as [`tier_at`] computes them). `None` for a rectangle (its tests
     /// are not distances) or more thresholds than the bands hold.
     pub(super) fn quiet_bands(&self) -> Option<QuietBands> {
-        if self.rect.is_some() || 2 * self.thresholds.len() > TIER_BOUNDS {
+        let thresholds = self.thresholds.as_ref();
+        if self.rect.is_some() || 2 * thresholds.len() > TIER_BOUNDS {
             return None;
         }
-        let tiers = (!self.thresholds.is_empty()).then(|| {
+        let tiers = (!thresholds.is_empty()).then(|| {
             let mut bounds = [f32::INFINITY; TIER_BOUNDS];
-            for (pair, &d) in bounds.chunks_exact_mut(2).zip(&self.thresholds) {
+            for (pair, &d) in bounds.chunks_exact_mut(2).zip(thresholds) {
                 let grown = d + self.margin;
                 pair.copy_from_slice(&[d * d, grown * grown]);
             }
@@ -136,17 +184,21 @@ impl LayerView {
 
 impl Pass {
     /// One update of owned observer `st` (slot `s`, its list marked by [`Self::mark_listed`] or
-    /// its seers by [`Self::mark_seers`]) that keeps a view-model component, its view in
-    /// `st.view`. Unless `judged` is [`Judged::Every`], neither it nor its view changed and
+    /// its seers by [`Self::mark_seers`]) that keeps a view-model component, its view `view`. Unless `judged` is [`Judged::Every`], neither it nor its view changed and
     /// nothing waits for its budget, so only its changed and lingering targets are looked at
     /// ([`Self::hold_linger_or_leave`]). Whether anything it shows changed (its set is to be
     /// written).
-    pub(super) fn decide(&mut self, st: &mut Owned, s: u32, index: &AoiIndex, judged: Judged) -> bool {
-        let view = core::mem::take(&mut st.view);
-        let (held, retiered, left) = self.hold_linger_or_leave(st, s, index, &view, judged);
+    pub(super) fn decide(
+        &mut self,
+        st: &mut Owned,
+        s: u32,
+        index: &AoiIndex,
+        view: &LayerView<&[f32]>,
+        judged: Judged,
+    ) -> bool {
+        let (held, retiered, left) = self.hold_linger_or_leave(st, s, index, view, judged);
         let mut dirty = st.fresh | retiered | left;
-        dirty |= self.admit(st, s, index, &view);
-        st.view = view;
+        dirty |= self.admit(st, s, index, view);
         st.fresh = false;
         self.totals.waiting += st.waiting as usize;
         st.held = held;
@@ -175,7 +227,7 @@ impl Pass {
         st: &mut Owned,
         s: u32,
         index: &AoiIndex,
-        view: &LayerView,
+        view: &LayerView<&[f32]>,
         judged: Judged,
     ) -> (u32, bool, bool) {
         let (quiet, by_seers) = (judged != Judged::Every, judged == Judged::Seers);
@@ -184,6 +236,7 @@ impl Pass {
         let lingered = !st.lingering.is_empty();
         self.lingering.clear();
         let mut linger_until = u64::MAX;
+        let since_last_pass = u32::try_from(self.update - st.last_pass).unwrap_or(u32::MAX);
         // A quiet observer's count starts from the last update's: what it keeps as it is holds
         // as it held, and each target looked at is taken out of the count, then counted again.
         let mut held = if quiet { st.held } else { 0 };
@@ -251,8 +304,9 @@ impl Pass {
                 let allowed = ts.is_some_and(|ts| sees(&rules_only, &ts.target()));
                 // Beyond since this pass if it was listed at the last, else since before it: the
                 // observer was not looked at in the updates between (see `Owned::linger_until`).
-                let out_for = if sn.linger == 0 { 1 } else { self.update - st.last_pass };
-                sn.linger = sn.linger.saturating_add(out_for.try_into().unwrap_or(u32::MAX));
+                sn.linger = sn
+                    .linger
+                    .saturating_add(if sn.linger == 0 { 1 } else { since_last_pass });
                 if let Some(ts) = ts.filter(|_| allowed && sn.linger <= view.linger) {
                     sn.held = true;
                     held += 1;
@@ -329,7 +383,7 @@ impl Pass {
     /// The nearest candidates enter, up to the budget, nearest first (in list order without a
     /// budget to apply); the others wait (`st.waited`, `st.waiting`). Whether anything entered
     /// or the number waiting changed.
-    fn admit(&mut self, st: &mut Owned, s: u32, index: &AoiIndex, view: &LayerView) -> bool {
+    fn admit(&mut self, st: &mut Owned, s: u32, index: &AoiIndex, view: &LayerView<&[f32]>) -> bool {
         let admitted = self.candidates.len().min(view.budget);
         if admitted < self.candidates.len() {
             let nearest = |a: &(f32, Entity, u32), b: &(f32, Entity, u32)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));

@@ -2,13 +2,15 @@
 //! quiet observer's changed and lingering ones ([`Judged`]); the next observer's data asked for
 //! while one is decided.
 
+use bevy_ecs::prelude::*;
+
 use super::{
     Access, Left, NO_SLOT, Owned, Pass,
-    decide::Judged,
+    decide::{Judged, LayerView},
     seers::SeersByObserver,
     sets::{assign_shown, edit_set},
 };
-use crate::{index::AoiIndex, watched::WatchTracker};
+use crate::{components::InterestSet, index::AoiIndex, watched::WatchTracker};
 
 impl Pass {
     /// Looks at each owned observer of `run` that needs it ([`needs_look`]).
@@ -67,20 +69,53 @@ impl Pass {
         st: &mut Owned,
         index: &AoiIndex,
         seers: &SeersByObserver,
-        observers: Access,
+        mut observers: Access,
         counts: Option<&WatchTracker>,
     ) {
         let judged = judging(st, index);
         // Where this observer's messages begin.
         let messages = (self.enters.len(), self.leaves.len());
+        let mut kept = Vec::new();
+        let (s, set, view) = if judged == Judged::Seers {
+            self.mark_seers(st, seers.of(st.slot), index);
+            // Its view as its last pass read it: the thresholds taken out while it is lent.
+            kept = st.view.take_thresholds();
+            (st.slot, None, st.view.with_thresholds(&kept))
+        } else {
+            let Some((s, set, view)) = self.read_again(st, index, &mut observers, counts) else {
+                return;
+            };
+            let marking = (judged == Judged::Walked).then_some((&index.touches, !st.lingering.is_empty()));
+            self.mark_listed(&index.lists[s as usize], marking);
+            (s, set, view)
+        };
+        let dirty = self.decide(st, s, index, &view, judged);
         if judged == Judged::Seers {
-            let s = st.slot;
-            self.mark_seers(st, seers.of(s), index);
-            if self.decide(st, s, index, judged) {
-                self.write_or_leave(st, observers, judged, messages);
-            }
+            st.view.put_thresholds_back(kept);
+        }
+        if !dirty {
             return;
         }
+        match set {
+            Some(mut set) => self.write_or_edit(&mut set, st, judged, messages),
+            None => self.write_or_leave(st, observers, judged, messages),
+        }
+    }
+
+    /// For owned observer `st`'s pass unless it is judged by its seers: its slots, whether it is
+    /// counted for `Watched`, and its view (`st.view`, and the [`QuietBands`] the scans get) read
+    /// again. Its slot, its view and, when the pass has the observers to itself, its set (read
+    /// with its view, in one lookup); `None` when it was left for the serial end (it no longer observes,
+    /// or lost its view-model components).
+    ///
+    /// [`QuietBands`]: crate::index::QuietBands
+    fn read_again<'a>(
+        &mut self,
+        st: &mut Owned,
+        index: &AoiIndex,
+        observers: &'a mut Access,
+        counts: Option<&WatchTracker>,
+    ) -> Option<ReadAgain<'a>> {
         // Slots only change meaning when the index renumbers them (a freed slot is reused from
         // the next update on, by when its target has left here).
         if st.renumbers != index.renumbers() {
@@ -100,46 +135,64 @@ impl Pass {
                 st.counted = counted;
             }
         }
-        // Its view components.
-        let parts = match &observers {
-            Access::Shared(q) => q.get(st.observer).ok().map(|(a, b, c, d, e, _, _)| (a, b, c, d, e)),
-            Access::Exclusive(q) => q.get(st.observer).ok().map(|(a, b, c, d, e, _, _)| (a, b, c, d, e)),
+        // Its view components, and its set when this pass writes it.
+        let item = match observers {
+            Access::Shared(q) => (q.get(st.observer).ok()).map(|(a, b, c, d, e, _, _)| ((a, b, c, d, e), None)),
+            Access::Exclusive(q) => {
+                (q.get_mut(st.observer).ok()).map(|(a, b, c, d, e, set, _)| ((a, b, c, d, e), Some(set)))
+            }
         };
-        let (Some(s), Some(o), Some(parts)) = (slot, o, parts) else {
+        let (Some(s), Some(o), Some((parts, set))) = (slot, o, item) else {
             self.leave_for_serial_end(st, Left::Stop);
-            return;
+            return None;
         };
         if !o.layered() {
             self.leave_for_serial_end(st, Left::HandBack(s));
-            return;
+            return None;
         }
-        st.view.refresh(&parts, o.p);
+        let view = LayerView::of(&parts, o.p);
+        st.view.keep(&view);
         // Its quiet bands follow its view (a quiet observer's have not changed).
-        let bands = st.view.quiet_bands();
+        let bands = view.quiet_bands();
         if index.touches.quiet_bands(s) != bands {
             self.quiet_bands.push((s, bands));
         }
-        let marking = (judged == Judged::Walked).then_some((&index.touches, !st.lingering.is_empty()));
-        self.mark_listed(&index.lists[s as usize], marking);
-        if self.decide(st, s, index, judged) {
-            self.write_or_leave(st, observers, judged, messages);
-        }
+        Some((s, set, view))
     }
 
     /// Writes owned observer `st`'s set from what it shows when this pass has the observers to
-    /// itself, else leaves it for the serial end ([`Left::Write`]). The set of a quiet observer
-    /// (`judged`) without tiers, for which nothing waits, changed only by its messages since
-    /// `messages` (where its enters and leaves begin): they are applied as edits, `O(messages)`,
-    /// rather than the whole set written again.
-    pub(super) fn write_or_leave(
-        &mut self,
-        st: &mut Owned,
-        observers: Access,
-        judged: Judged,
-        messages: (usize, usize),
-    ) {
+    /// itself, else leaves it for the serial end ([`Left::Write`], [`Left::Edit`]), as
+    /// [`Self::write_or_edit`].
+    fn write_or_leave(&mut self, st: &mut Owned, observers: Access, judged: Judged, messages: (usize, usize)) {
+        match observers {
+            Access::Exclusive(q) => {
+                if let Ok(mut item) = q.get_mut(st.observer) {
+                    self.write_or_edit(&mut item.5, st, judged, messages);
+                }
+            }
+            Access::Shared(_) => {
+                let left = self.write_left(st, judged, messages);
+                self.leave_for_serial_end(st, left);
+            }
+        }
+    }
+
+    /// Writes owned observer `st`'s `set` from what it shows, or edits it by its messages
+    /// ([`Self::write_left`]).
+    fn write_or_edit(&self, set: &mut InterestSet, st: &Owned, judged: Judged, messages: (usize, usize)) {
+        match self.write_left(st, judged, messages) {
+            Left::Edit { enters, leaves, .. } => edit_set(set, self, enters, leaves),
+            _ => assign_shown(set, st, st.view.tiered()),
+        }
+    }
+
+    /// How owned observer `st`'s set is brought up to date after its pass: the set of a quiet
+    /// observer (`judged`) without tiers, for which nothing waits, changed only by its messages
+    /// since `messages` (where its enters and leaves begin), so they are applied as edits,
+    /// `O(messages)` ([`Left::Edit`]); any other is written whole ([`Left::Write`]).
+    fn write_left(&self, st: &Owned, judged: Judged, messages: (usize, usize)) -> Left {
         let tiered = st.view.tiered();
-        let left = if judged == Judged::Every || tiered || st.waiting > 0 {
+        if judged == Judged::Every || tiered || st.waiting > 0 {
             Left::Write { tiered }
         } else {
             Left::Edit {
@@ -147,21 +200,13 @@ impl Pass {
                 enters: [messages.0 as u32, self.enters.len() as u32],
                 leaves: [messages.1 as u32, self.leaves.len() as u32],
             }
-        };
-        match observers {
-            Access::Exclusive(q) => {
-                let Ok(mut item) = q.get_mut(st.observer) else {
-                    return;
-                };
-                match left {
-                    Left::Edit { enters, leaves, .. } => edit_set(&mut item.5, self, enters, leaves),
-                    _ => assign_shown(&mut item.5, st, tiered),
-                }
-            }
-            Access::Shared(_) => self.leave_for_serial_end(st, left),
         }
     }
 }
+
+/// What [`Pass::read_again`] read of an owned observer: its slot, its set when the pass has the
+/// observers to itself, and its view.
+type ReadAgain<'a> = (u32, Option<Mut<'a, InterestSet>>, LayerView<&'a [f32]>);
 
 /// Hints the CPU to bring owned observer `st`'s seers and lingering targets into cache. Out of
 /// line: inlined, the pass ran 4% more instructions where everyone moves (`scenario`
