@@ -41,8 +41,12 @@ pub(crate) mod layer;
 /// visibility does not change.
 ///
 /// Cost: the index finds targets as far as the grown view, and an observer with a view-model
-/// component is re-examined, `O(targets seen)`, in every update where it or a target it sees
-/// (before or after) changed, or while targets linger or wait for it.
+/// component is re-examined in an update where it changed (`O(targets seen)`), or where a
+/// target it sees (before or after) moved across its view's edge or a tier threshold (with or
+/// without the margin) or changed otherwise, or a lingering target's time is up, or targets wait
+/// for it (then only those targets are judged, unless targets wait). For a
+/// [`ViewRange`](crate::ViewRange) with at most two tier thresholds, a target moving about
+/// between them costs it nothing.
 ///
 /// ```
 /// use bevy_app::prelude::*;

@@ -36,14 +36,18 @@
 //! 0.15–0.18 ms (0.14 without features). Reading the seers instead of the list (stop 50, the same
 //! workload with `--hysteresis 10`, alternating with stop 49's code): callgrind 57.8 → 47.2 M
 //! instructions an update; three runs 7.1–8.1 → 6.6–6.9 ms on one thread, 3.8–4.1 → 3.5–3.6 on
-//! two.
+//! two. The quiet bands, the quiet pass without components and with set edits, and lingering
+//! targets looked at only when due (stop 61, `moving5` 50k, one thread, three alternating runs):
+//! `--hysteresis 10` 29.0–29.5 → 20.7–22.9 ms, `--tiers` 31.2–36.2 → 25.1–26.5, `--budget 8`
+//! 21.5–25.1 → 14.9–15.7 (callgrind at 10k: 42.8 → 29.0, 41.0 → 29.6, 35.2 → 21.7 M
+//! instructions an update); where everyone moves 3–5% dearer (`PERFORMANCE.md`).
 //!
 //! Here: the layer's state, its system and the serial end of its update; each observer's pass
 //! (which observers are looked at, and how each is judged) in [`look`], the decisions for an
 //! observer that keeps a view-model component in [`decide`], the marks that match its list (or
 //! its seers, sorted by observer in [`seers`]) with what it shows in [`marks`], writing the sets
 //! in [`sets`], hand-overs in [`handover`], the update's messages as the passes left them in
-//! [`messages`].
+//! [`messages`], the shown targets kept sorted as targets enter in [`shown`].
 //!
 //! [`Touches`]: crate::index::Touches
 //! [`QuietBands`]: crate::index::QuietBands
@@ -70,6 +74,7 @@ mod marks;
 mod messages;
 mod seers;
 mod sets;
+mod shown;
 
 use decide::{LayerView, enter_reason};
 use seers::SeersByObserver;

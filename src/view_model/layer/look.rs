@@ -105,8 +105,8 @@ impl Pass {
     /// For owned observer `st`'s pass unless it is judged by its seers: its slots, whether it is
     /// counted for `Watched`, and its view (`st.view`, and the [`QuietBands`] the scans get) read
     /// again. Its slot, its view and, when the pass has the observers to itself, its set (read
-    /// with its view, in one lookup); `None` when it was left for the serial end (it no longer observes,
-    /// or lost its view-model components).
+    /// with its view, in one lookup); `None` when it was left for the serial end (it no longer
+    /// observes, or lost its view-model components).
     ///
     /// [`QuietBands`]: crate::index::QuietBands
     fn read_again<'a>(
@@ -239,13 +239,14 @@ fn needs_look(st: &Owned, index: &AoiIndex, update: u64) -> bool {
 ///
 /// [`LayerView::tier_fixed_beyond`]: super::decide::LayerView::tier_fixed_beyond
 fn lingering_due(st: &Owned, index: &AoiIndex, update: u64) -> bool {
-    let touches = &index.touches;
-    let moves_count = !st.view.tier_fixed_beyond();
-    !st.lingering.is_empty()
-        && (update >= st.linger_until
-            || st.renumbers != index.renumbers()
-            || (st.lingering.iter())
-                .any(|&t| touches.changed_more_than_moved(t) || (moves_count && touches.is_changed(t))))
+    if st.lingering.is_empty() {
+        return false;
+    }
+    if update >= st.linger_until || st.renumbers != index.renumbers() {
+        return true;
+    }
+    let (touches, moves_count) = (&index.touches, !st.view.tier_fixed_beyond());
+    (st.lingering.iter()).any(|&t| touches.changed_more_than_moved(t) || (moves_count && touches.is_changed(t)))
 }
 
 /// Which of owned observer `st`'s shown targets its pass judges this update (asked before the
