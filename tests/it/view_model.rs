@@ -123,6 +123,14 @@ fn pair(features: impl Bundle, x: f32) -> (Checked, Entity, Entity) {
     (app, o, t)
 }
 
+/// A hysteresis margin of 2 (a radius of 10 grows to 12), held `linger_ticks` updates.
+fn margin_two(linger_ticks: u32) -> ViewHysteresis {
+    ViewHysteresis {
+        margin: 2.0,
+        linger_ticks,
+    }
+}
+
 /// Moves `t` to `x`, runs a checked update, and says whether `o` shows it.
 fn walk(app: &mut Checked, o: Entity, t: Entity, x: f32) -> bool {
     app.world().get_mut::<Position>(t).unwrap().x = x;
@@ -132,11 +140,7 @@ fn walk(app: &mut Checked, o: Entity, t: Entity, x: f32) -> bool {
 
 #[test]
 fn hysteresis_holds_a_target_within_the_margin_and_for_its_linger_ticks() {
-    let hysteresis = ViewHysteresis {
-        margin: 2.0,
-        linger_ticks: 2,
-    };
-    let (mut app, o, t) = pair(hysteresis, 11.0);
+    let (mut app, o, t) = pair(margin_two(2), 11.0);
     assert!(
         !app.world().get::<InterestSet>(o).unwrap().contains(t),
         "beyond 10 it should not enter"
@@ -173,11 +177,7 @@ fn hysteresis_holds_a_target_within_the_margin_and_for_its_linger_ticks() {
 fn a_target_held_by_the_margin_that_turns_always_visible_is_no_longer_held() {
     // Its distance stays in one of the standing observer's quiet bands (beyond the view, within
     // the margin): only its mode tells the layer that it is within the view now, and back.
-    let hysteresis = ViewHysteresis {
-        margin: 2.0,
-        linger_ticks: 0,
-    };
-    let (mut app, o, t) = pair(hysteresis, 5.0);
+    let (mut app, o, t) = pair(margin_two(0), 5.0);
     assert!(walk(&mut app, o, t, 11.0), "within the margin it should be held");
     let held = |app: &mut Checked| app.world().resource::<AoiStats>().held;
     assert_eq!(held(&mut app), 1, "beyond the view it is held by the margin");
@@ -196,11 +196,7 @@ fn a_target_held_by_the_margin_that_turns_always_visible_is_no_longer_held() {
 fn a_lingering_target_that_turns_hidden_or_stands_still_leaves_when_it_should() {
     // Beyond the grown view a target is not looked at again until its time is up, unless it
     // changes more than by a move.
-    let hysteresis = ViewHysteresis {
-        margin: 2.0,
-        linger_ticks: 3,
-    };
-    let (mut app, o, t) = pair(hysteresis, 5.0);
+    let (mut app, o, t) = pair(margin_two(3), 5.0);
     assert!(walk(&mut app, o, t, 20.0), "first update out: lingers");
     app.world().entity_mut(t).insert(AoiVisibility::Hidden);
     app.update();
@@ -226,13 +222,7 @@ fn a_lingering_target_that_turns_hidden_or_stands_still_leaves_when_it_should() 
 #[test]
 fn a_lingering_target_moving_across_a_threshold_beyond_the_view_retiers() {
     // A threshold beyond the radius: where a lingering target is out there sets its tier.
-    let features = (
-        ViewHysteresis {
-            margin: 2.0,
-            linger_ticks: 5,
-        },
-        ViewTiers::new([15.0]),
-    );
+    let features = (margin_two(5), ViewTiers::new([15.0]));
     let (mut app, o, t) = pair(features, 5.0);
     let tier = |app: &mut Checked| app.world().get::<InterestSet>(o).unwrap().tier_of(t);
     assert!(walk(&mut app, o, t, 13.0), "beyond 12: lingers");
@@ -410,11 +400,7 @@ fn a_wide_observer_standing_still_retiers_a_target_stepping_across_a_threshold()
 #[test]
 fn the_last_featured_observer_handed_back_leaves_its_messages_once() {
     // Held by the hysteresis (beyond 10, within 12): handed back, the plain view lets it go.
-    let hysteresis = ViewHysteresis {
-        margin: 2.0,
-        linger_ticks: 2,
-    };
-    let (mut app, o, t) = pair(hysteresis, 5.0);
+    let (mut app, o, t) = pair(margin_two(2), 5.0);
     assert!(walk(&mut app, o, t, 11.0), "within the margin it should be held");
     app.world().entity_mut(o).remove::<ViewHysteresis>();
     app.update();
