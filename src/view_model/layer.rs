@@ -10,22 +10,22 @@
 //! loses them all gets the plain set back (only the differences as messages), and is the
 //! engine's again from the next update.
 //!
-//! Cost per update: `O(list + shown)` per owned observer the update touched ([`Touches`]: it or
-//! a target it sees changed) or that has targets waiting, or a lingering target whose time is up
-//! or that changed more than by a move, plus sorting its entering candidates; the others are
-//! skipped, since the pass would leave them as they are (a target lingering one update more is
-//! counted when the observer is next looked at). Of a touched
-//! observer that is quiet (it did not change, nothing waits for its budget) only the changed and
-//! the lingering targets are judged, and its list is not read: the target scans record, for each
-//! owned observer that did not change, the changed targets it saw or sees ([`Seer`], sorted by
-//! observer in [`seers`]), and the pass marks those and its lingering targets, then reads its
-//! shown slots at 4 bytes a target, loading only the marked targets' state and slots
-//! (`O(shown + changed)`). A changed target that stays in one of the observer's [`QuietBands`]
-//! (given here from each observer's view) is not recorded, so an observer whose targets only
-//! move about inside its view is not touched. A quiet observer's pass reads no component (its
-//! view is kept in [`Owned::view`]) and, without tiers, edits its set by its messages instead of
-//! writing it whole. Nothing at all while no observer has a view-model component. With Bevy's
-//! compute pool the owned observers are split into runs, one task each ([`update_view_layer`]).
+//! Cost per update: `O(list + shown)` per owned observer the update touched ([`Touches`]: it
+//! changed, or a target it sees changed) or that has targets waiting, or a lingering target whose
+//! time is up or that changed more than by a move, plus sorting its entering candidates; the others
+//! are skipped, since the pass would leave them as they are (a target lingering one update more is
+//! counted when the observer is next looked at). Of a touched observer that is quiet (it did not
+//! change, nothing waits for its budget) only the changed and the lingering targets are judged, and
+//! its list is not read: the target scans record, for each owned observer that did not change, the
+//! changed targets it saw or sees ([`Seer`], sorted by observer in [`seers`]), and the pass finds
+//! those and its lingering targets among what it shows by binary search, loading only their state
+//! and slots (`O(changed log shown)`, and moving the rest down after a leave). A changed target
+//! that stays in one of the observer's [`QuietBands`] (given here from each observer's view) is not
+//! recorded, so an observer whose targets only move about inside its view is not touched. A quiet
+//! observer's pass reads no component (its view is kept in [`Owned::view`]) and, without tiers,
+//! edits its set by its messages instead of writing it whole. Nothing at all while no observer has
+//! a view-model component. With Bevy's compute pool the owned observers are split into runs, one
+//! task each ([`update_view_layer`]).
 //!
 //! Measured (`scenario --entities 10000`, every observer with the feature, two threads,
 //! alternating steady medians, stop 42): one task, then one per thread: `ViewHysteresis` 21.4–22.0
@@ -341,9 +341,9 @@ pub(crate) fn update_view_layer(
 
 impl ViewLayer {
     /// The serial end of the update, in the observers' order: writes or edits the sets the
-    /// passes left to write (unless [`Self::write_sets_at_once`] did), and lets go of the observers that
-    /// stopped observing or lost their view-model components (on one thread only those are left
-    /// for it).
+    /// passes left to write (unless [`Self::write_sets_at_once`] did), and lets go of the
+    /// observers that stopped observing or lost their view-model components (on one thread only
+    /// those are left for it).
     fn serial_end(&mut self, owned: &mut Vec<Owned>, index: &mut AoiIndex, observers: &mut Observers) {
         let mut dropped = false;
         for st in owned.iter_mut() {
