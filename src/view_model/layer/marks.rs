@@ -3,10 +3,7 @@
 //! marked from its seers instead ([`Pass::mark_seers`]).
 
 use super::{NO_SLOT, Owned, Pass};
-use crate::{
-    index::{AoiIndex, Touches},
-    prefetch::prefetch_record,
-};
+use crate::index::{AoiIndex, Touches};
 
 /// Each observer's pass takes the next four mark values: `epoch` listed and not yet found, `+ 1`
 /// found ([`Pass::find_listed`]), `+ 2` to be judged but not listed ([`Pass::mark_seers`]).
@@ -66,8 +63,6 @@ impl Pass {
         self.judged_at.dedup();
         let (listed, unlisted) = (self.epoch, self.epoch + UNLISTED);
         for &(t, sees_now) in seers {
-            // Its slot is read by the pass (a new candidate's distance, or a shown one's).
-            prefetch_record(&index.slots[t as usize]);
             let mark = &mut self.marks[t as usize];
             debug_assert!(
                 *mark != listed && *mark != unlisted,
