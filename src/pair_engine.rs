@@ -263,6 +263,12 @@ impl PairEngine {
         self.scratch[..self.in_use].iter().map(|s| &s.seers[..])
     }
 
+    /// The owned observers whose flip scans recorded all the seers their moves could change, in
+    /// the last [`Self::run`] (a band pass each; `TaskBuffers::band_scanned`), in parts.
+    pub fn band_scanned(&self) -> impl Iterator<Item = &[u32]> {
+        self.scratch[..self.in_use].iter().map(|s| &s.band_scanned[..])
+    }
+
     /// The leaves of the last [`Self::run`], like [`Self::enters`]: those of observers that
     /// stopped observing first.
     pub fn leaves(&self) -> Pairs<'_> {

@@ -60,6 +60,9 @@ pub(crate) struct TaskBuffers {
     /// saw a changed target at either time, as its target scan or its flip scan as a target
     /// judged them.
     pub seers: Vec<Seer>,
+    /// For the view layer: the observers it owns whose flip scan recorded all their seers that
+    /// moving could change (a band pass, `flip::record_band_crossings`).
+    pub band_scanned: Vec<u32>,
     /// The runs with flips of a batch of flip scans, by observer ([`flip_scan_batch`]).
     flip_runs: Vec<FlipRun>,
 }
@@ -84,6 +87,7 @@ impl TaskBuffers {
         self.clean_enters.clear();
         self.clean_leaves.clear();
         self.seers.clear();
+        self.band_scanned.clear();
     }
 }
 

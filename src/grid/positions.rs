@@ -13,7 +13,7 @@ use super::Member;
 
 mod masks;
 
-use masks::{At, Radius, disc_mask, disc_masks, disc_masks_both_ways, flip_masks, flip_masks_many};
+use masks::{At, Radius, band_masks, disc_mask, disc_masks, disc_masks_both_ways, flip_masks, flip_masks_many};
 
 /// At most this many observers' flip scans share one pass over a cell ([`Positions::flips_many`]).
 /// Measured (`PERFORMANCE.md`, stop 39; `scenario` uniform 10k, one thread, six alternating
@@ -264,6 +264,40 @@ impl Positions {
             let (in_now, in_start) = (in_now & valid, in_start & valid);
             if in_now != in_start {
                 hits(start, in_now ^ in_start, in_now);
+            }
+        });
+    }
+
+    /// For the view layer, a moving observer's band pass: calls `hits(start, changed, inside)`
+    /// for each run of members from `start` (as [`within`](Self::within)) with a change in
+    /// `range`: bit `j` of `changed` set when member `start + j` flips for the disc of squared
+    /// radius `grown` (as [`flips`](Self::flips)) or its squared distances from the observer at
+    /// the two ends (`start_p` and `now`) lie on different sides of one of `bounds`, and of
+    /// `inside` when it is within `grown` of `now`. `with_z` as for [`within`](Self::within).
+    #[inline(always)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the two points, the radius, the bounds and what to report"
+    )]
+    pub fn band_crossings(
+        &self,
+        range: Range<usize>,
+        now: [f32; 3],
+        start_p: [f32; 3],
+        grown: f32,
+        bounds: &[f32],
+        with_z: bool,
+        mut hits: impl FnMut(usize, u64, u64),
+    ) {
+        self.runs(range, |start, blocks, valid| {
+            let (inside, changed) = if with_z {
+                band_masks::<true>(blocks, now, start_p, grown, bounds)
+            } else {
+                band_masks::<false>(blocks, now, start_p, grown, bounds)
+            };
+            let changed = changed & valid;
+            if changed != 0 {
+                hits(start, changed, inside & valid);
             }
         });
     }

@@ -247,9 +247,11 @@ impl Touches {
 }
 
 /// A changed target that an unchanged observer the view layer owns saw at the start of the update
-/// or sees now, as the target scans (or a flip scan judging as a target) judged the pair: each
-/// such pair is recorded once (and the observer touched). The layer's pass over such an observer
-/// looks only at these targets ([`crate::view_model::layer`]).
+/// or sees now, as the target scans (or a flip scan judging as a target) judged the pair; or, for
+/// an owned observer that only moved, a target its flip scan's band pass found flipping or
+/// crossing a bound of its [`QuietBands`], or a jumped target it saw or sees. Each such pair is
+/// recorded once (and the observer touched). The layer's pass over such an observer looks only at
+/// these targets ([`crate::view_model::layer`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Seer {
     /// The observer's slot.

@@ -9,13 +9,13 @@ use core::ops::Range;
 use bevy_ecs::entity::Entity;
 
 use super::{
-    Enters, TaskBuffers, View, ask_for, scan_cells,
+    Enters, TaskBuffers, View, ask_for, each_lane, scan_cells,
     target::{ObserverEnds, judge_clean_observers, judge_into, judges_every_seer},
 };
 use crate::{
     components::merge_targets,
     grid::{Cell, FLIP_BATCH, FlipShape},
-    index::Seer,
+    index::{Seer, TIER_BOUNDS},
     lists::remove_seen,
     slot::Slot,
     visibility::TargetState,
@@ -67,6 +67,10 @@ pub(super) fn flip_scan(
         }
     });
     flips.merge(set);
+    drop(judge);
+    if view.touches.is_some() {
+        record_band_crossings(view, o, cells, scratch);
+    }
 }
 
 /// Whether a changed observer's scan may share its passes over the cells with others of its
@@ -145,8 +149,82 @@ pub(super) fn flip_scan_batch(
             flips.record(cell, run.first as usize, run.bits, run.inside);
         }
         flips.merge(&mut sets[i]);
+        if view.touches.is_some() {
+            record_band_crossings(view, o, cells, scratch);
+        }
     }
     scratch.flip_runs = runs;
+}
+
+/// For the view layer, a moving observer's band pass: if stepping observer `o` is owned by the
+/// layer, only moved this tick (its view-model components are as they were), and has
+/// [`QuietBands`](crate::index::QuietBands), records as its seers the members of its window
+/// whose judgement by the layer may differ between the start of the tick and now: those that flip
+/// for its grown view, and those whose distances at the two ends lie on different sides of one
+/// of its bands' bounds within that view; then notes that its seers are complete
+/// ([`TaskBuffers::band_scanned`]), so that the layer judges only those and its lingering
+/// targets, as for an observer that did not change. Members that jumped are left to their own
+/// target scans, which record them too. `Always` targets are found by no distance test: without
+/// tiers nothing of theirs depends on the distance, and with tiers the pass is left out where the
+/// instance has any. One more pass over the positions of the window, the distances computed once
+/// for all the bounds. Out of line, and called only while the layer owns some observer, so the
+/// flip scans stay as they were without it.
+#[inline(never)]
+fn record_band_crossings(view: View, o: u32, cells: &[u32], scratch: &mut TaskBuffers) {
+    let Some(touches) = view.touches else {
+        return;
+    };
+    if !touches.is_owned(o) || touches.changed_more_than_moved(o) {
+        return;
+    }
+    let Some(bands) = touches.quiet_bands(o) else {
+        return;
+    };
+    let me = &view.slots[o as usize];
+    if bands.tiers.is_some() && view.always.get(&me.rules.instance).is_some_and(|a| !a.is_empty()) {
+        return;
+    }
+    // The bounds within the grown view: beyond it a target is not listed (it lingers, and the
+    // layer judges every lingering target), and a crossing of its edge is a flip.
+    let mut bounds = [0.0; 1 + TIER_BOUNDS];
+    let mut n = 0;
+    for b in core::iter::once(bands.edge).chain(bands.tiers.into_iter().flatten()) {
+        if b < me.r2 {
+            bounds[n] = b;
+            n += 1;
+        }
+    }
+    let (now, start, layers) = (me.p, view.starts[o as usize], me.rules.sees);
+    let (with_z, seers) = (view.grid.with_z(), &mut scratch.seers);
+    scan_cells(
+        view,
+        me,
+        cells,
+        me.scan_extent(start, view.step_reach),
+        |cell, range| {
+            cell.pos.band_crossings(
+                range,
+                now,
+                start,
+                me.r2,
+                &bounds[..n],
+                with_z,
+                |first, changed, inside| {
+                    each_lane(changed, |j| {
+                        let lane = cell.pos.lane(first + j);
+                        if lane.slot != o && layers & lane.flip_layers != 0 {
+                            seers.push(Seer {
+                                observer: o,
+                                target: lane.slot,
+                                sees_now: (inside >> j) & 1 != 0,
+                            });
+                        }
+                    });
+                },
+            );
+        },
+    );
+    scratch.band_scanned.push(o);
 }
 
 /// A run of members (from `first`, in `cell`) with flips of one observer of a

@@ -245,12 +245,13 @@ pub(super) fn judge_into<'a>(
     }
 }
 
-/// Records `seer` if the view layer owns its observer and the observer did not change, and
-/// touches the observer: the layer looks at no other observer, and one that changed is touched
-/// already ([`Touches::change`]) and judges every target it shows. Left out when the observer
-/// (at `p`, where it has stayed) sees the target at both ends (`both`) and the target, keeping
-/// its rules, stays in one of the observer's [`QuietBands`](crate::index::QuietBands) (given by
-/// the layer): the layer's pass would leave it as it is. Out of line, so the scans' loops stay as
+/// Records `seer` if the view layer owns its observer and the observer did not change other than
+/// by a move, and touches the observer: the layer looks at no other observer, and one that
+/// changed otherwise judges every target it shows. (A moving one's seers are read only when its
+/// flip scan recorded the rest, `flip::record_band_crossings`.) Left out when the observer did
+/// not move (at `p`, where it has stayed), sees the target at both ends (`both`), and the target,
+/// keeping its rules, stays in one of the observer's [`QuietBands`](crate::index::QuietBands)
+/// (given by the layer): the layer's pass would leave it as it is. Out of line, so the scans' loops stay as
 /// they were without it (`headless_simulation` 50k, no view-model component, callgrind: 99.4 M
 /// instructions an update before seers, 99.6 M after).
 #[inline(never)]
@@ -263,10 +264,13 @@ fn record_seer(
     both: bool,
 ) {
     let o = seer.observer;
-    if !touches.is_owned(o) || touches.is_changed(o) {
+    if !touches.is_owned(o) || touches.changed_more_than_moved(o) {
         return;
     }
-    if both && before.rules == now.rules && touches.stays_in_band(o, dist2(p, before.p), dist2(p, now.p)) {
+    // A moving observer (judged as a stepping one by a jumped target) was at `p` only now: its
+    // seer is recorded in any case, and its flip scan touched it.
+    let moved = touches.is_changed(o);
+    if !moved && both && before.rules == now.rules && touches.stays_in_band(o, dist2(p, before.p), dist2(p, now.p)) {
         return;
     }
     touches.touch(o);

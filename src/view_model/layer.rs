@@ -14,17 +14,21 @@
 //! changed, or a target it sees changed) or that has targets waiting, or a lingering target whose
 //! time is up or that changed more than by a move, plus sorting its entering candidates; the others
 //! are skipped, since the pass would leave them as they are (a target lingering one update more is
-//! counted when the observer is next looked at). Of a touched observer that is quiet (it did not
-//! change, nothing waits for its budget) only the changed and the lingering targets are judged, and
-//! its list is not read: the target scans record, for each owned observer that did not change, the
-//! changed targets it saw or sees ([`Seer`], sorted by observer in [`seers`]), and the pass finds
-//! those and its lingering targets among what it shows by binary search, loading only their state
-//! and slots (`O(changed log shown)`, and moving the rest down after a leave). A changed target
-//! that stays in one of the observer's [`QuietBands`] (given here from each observer's view) is not
-//! recorded, so an observer whose targets only move about inside its view is not touched. A quiet
-//! observer's pass reads no component (its view is kept in [`Owned::view`]) and, without tiers,
-//! edits its set by its messages instead of writing it whole. Nothing at all while no observer has
-//! a view-model component. With Bevy's compute pool the owned observers are split into runs, one
+//! counted from when it went beyond, `Shown::beyond_since`). Of a touched observer that is quiet
+//! (it did not change, nothing waits for its budget) only the changed and the due lingering targets
+//! are judged, and its list is not read: the target scans record, for each owned observer that did
+//! not change, the changed targets it saw or sees ([`Seer`], sorted by observer in [`seers`]), and
+//! the pass finds those and its due lingering targets among what it shows by binary search (by a
+//! walk over their slots when they are many), loading only their state and slots
+//! (`O(changed log shown)`, and moving the rest down after a leave). A changed target that stays in
+//! one of the observer's [`QuietBands`] (given here from each observer's view) is not recorded, so
+//! an observer whose targets only move about inside its view is not touched. An observer that only
+//! moved is judged the same way when its flip scan recorded its seers: in a band pass over its
+//! window, the targets that flip for its grown view or cross a bound of its bands (the targets that
+//! jumped record themselves). A quiet observer's pass reads no component (its view is kept in
+//! [`Owned::view`], moved with a moving one) and, without tiers and with few messages, edits its
+//! set by its messages instead of writing it whole. Nothing at all while no observer has a
+//! view-model component. With Bevy's compute pool the owned observers are split into runs, one
 //! task each ([`update_view_layer`]).
 //!
 //! Measured (`scenario --entities 10000`, every observer with the feature, two threads,
@@ -87,11 +91,28 @@ const NO_SLOT: u32 = u32::MAX;
 #[derive(Clone, Copy, Debug)]
 struct Shown {
     target: Entity,
-    /// Consecutive updates spent beyond the grown view.
-    linger: u32,
+    /// While it lingers: the update it went beyond the grown view in, the low 32 bits of
+    /// [`ViewLayer::update`] (it has been beyond for `update - beyond_since + 1` updates,
+    /// wrapping), so a pass that leaves it as it is need not count it.
+    beyond_since: u32,
     tier: u8,
     /// Shown only thanks to the hysteresis (beyond the view itself).
     held: bool,
+    /// Beyond the grown view, shown while `linger_ticks` last.
+    lingering: bool,
+}
+
+impl Shown {
+    /// A target shown in the view (or held within the grown view), at `tier`.
+    fn new(target: Entity, tier: u8) -> Self {
+        Self {
+            target,
+            beyond_since: 0,
+            tier,
+            held: false,
+            lingering: false,
+        }
+    }
 }
 
 /// One owned observer.
@@ -109,18 +130,18 @@ struct Owned {
     /// The targets waiting for its budget at the end of the last update, in no order.
     waited: Vec<Entity>,
     /// How many shown targets the hysteresis held (beyond the view) after the last update, and
-    /// the slots of those of them lingering (beyond the grown view too).
+    /// those of them lingering (beyond the grown view too): each one's slot, and the update
+    /// ([`ViewLayer::update`]) it leaves in unless it comes back.
     held: u32,
-    lingering: Vec<u32>,
+    lingering: Vec<(u32, u64)>,
     /// Its slot, and how many times the index had renumbered when the slots were last looked up.
     slot: u32,
     renumbers: usize,
     /// Its set has not been written by the layer yet.
     fresh: bool,
-    /// The update of its last pass ([`ViewLayer::update`]), and the update by when a target
-    /// lingering then leaves unless it comes back (`u64::MAX` if none): until that update it is
-    /// not looked at for its lingering targets, unless one of them changes.
-    last_pass: u64,
+    /// The update ([`ViewLayer::update`]) by when a target lingering leaves unless it comes back
+    /// (`u64::MAX` if none): until then it is not looked at for its lingering targets, nor are
+    /// they judged, unless one of them changes ([`look`]).
     linger_until: u64,
     /// Its view, as its last pass that read its components found it.
     view: LayerView,
@@ -193,7 +214,7 @@ struct Pass {
     next_judged: usize,
     shown_len: usize,
     /// The observer's targets found lingering by its pass, for `Owned::lingering`.
-    lingering: Vec<u32>,
+    lingering: Vec<(u32, u64)>,
     /// This observer's qualifying targets that are not shown: squared distance, entity, slot.
     candidates: Vec<(f32, Entity, u32)>,
     /// The entering candidates, sorted, and those of them that waited for the budget last
@@ -291,7 +312,9 @@ pub(crate) fn update_view_layer(
         stats.tier_changes = 0;
         return;
     }
-    layer.seers.build(index.slots.len(), work.0.seers());
+    layer
+        .seers
+        .build(index.slots.len(), work.0.seers(), work.0.band_scanned());
     let watch = watch.as_deref_mut();
     layer.take_over(&mut index, &observers, watch.as_deref());
     let mut owned = core::mem::take(&mut layer.owned);

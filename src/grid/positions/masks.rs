@@ -164,6 +164,30 @@ pub(super) fn flip_masks<const WITH_Z: bool>(
     }
 }
 
+/// The masks of a moving observer's band pass over `blocks` ([`Positions::band_crossings`]):
+/// the members within squared radius `grown` of `now` (their positions now), and those whose
+/// answer differs from their start positions' around `start`, or whose squared distances at the
+/// two ends lie on different sides of one of `bounds` (`d > bound`, as the view layer tests
+/// them). Each member's two distances are computed once for all the bounds.
+///
+/// [`Positions::band_crossings`]: super::Positions::band_crossings
+#[inline(always)]
+pub(super) fn band_masks<const WITH_Z: bool>(
+    blocks: &[Block],
+    now: [f32; 3],
+    start: [f32; 3],
+    grown: f32,
+    bounds: &[f32],
+) -> (u64, u64) {
+    let (mut inside, mut changed) = (0u64, 0u64);
+    for (k, block) in blocks.iter().enumerate() {
+        let (in_now, crossed) = lanes_crossing::<WITH_Z>(block, now, start, grown, bounds);
+        inside |= u64::from(in_now) << (k * LANES);
+        changed |= u64::from(crossed) << (k * LANES);
+    }
+    (inside, changed)
+}
+
 /// The masks of the members inside the rectangle of half extents `half` around `now` (their
 /// positions now) and around `start` (their start-of-tick positions), in one pass over the blocks
 /// as [`disc_masks`] ([`in_rect`](crate::visibility::in_rect)).
@@ -255,6 +279,67 @@ fn lanes_within_both<const WITH_Z: bool>(
         let within = |r2: &[f32; LANES]| _mm_movemask_ps(_mm_cmple_ps(d, _mm_loadu_ps(r2.as_ptr()))) as u32;
         (within(r2), within(r2_too))
     }
+}
+
+/// Bits `j` of the four members of `block` ([`band_masks`]): within `grown` of `now` now, and
+/// on different sides of `grown` or of one of `bounds` at the two ends; the distances as
+/// [`lanes_within_both`] computes them, in SSE.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn lanes_crossing<const WITH_Z: bool>(
+    block: &Block,
+    now: [f32; 3],
+    start: [f32; 3],
+    grown: f32,
+    bounds: &[f32],
+) -> (u32, u32) {
+    use core::arch::x86_64::{
+        __m128, _mm_add_ps, _mm_cmple_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_mul_ps, _mm_set1_ps, _mm_sub_ps,
+    };
+    #[expect(unsafe_code, reason = "as `lanes_within_both`, whose arithmetic this repeats")]
+    // SAFETY: SSE is part of the x86_64 baseline; each load reads exactly the four `f32`s of an
+    // array it is given by reference.
+    unsafe {
+        let dist2 = |[x, y, z]: &[[f32; LANES]; 3], p: [f32; 3]| {
+            let axis = |v: &[f32; LANES], c: f32| _mm_sub_ps(_mm_loadu_ps(v.as_ptr()), _mm_set1_ps(c));
+            let (dx, dy) = (axis(x, p[0]), axis(y, p[1]));
+            let d = _mm_add_ps(_mm_mul_ps(dx, dx), _mm_mul_ps(dy, dy));
+            if WITH_Z {
+                let dz = axis(z, p[2]);
+                _mm_add_ps(d, _mm_mul_ps(dz, dz))
+            } else {
+                d
+            }
+        };
+        let (d_now, d_start) = (dist2(&block.now, now), dist2(&block.start, start));
+        let within = |d: __m128, r2: f32| _mm_movemask_ps(_mm_cmple_ps(d, _mm_set1_ps(r2))) as u32;
+        let in_now = within(d_now, grown);
+        let crossed = bounds.iter().fold(in_now ^ within(d_start, grown), |crossed, &b| {
+            crossed | (within(d_now, b) ^ within(d_start, b))
+        });
+        (in_now, crossed)
+    }
+}
+
+/// [`lanes_crossing`] on other architectures (the third axis only `WITH_Z`, as above).
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn lanes_crossing<const WITH_Z: bool>(
+    block: &Block,
+    now: [f32; 3],
+    start: [f32; 3],
+    grown: f32,
+    bounds: &[f32],
+) -> (u32, u32) {
+    (0..LANES).fold((0, 0), |(inside, crossed), j| {
+        let at =
+            |axes: &[[f32; LANES]; 3], p: [f32; 3]| [axes[0][j], axes[1][j], if WITH_Z { axes[2][j] } else { p[2] }];
+        let d_now = crate::visibility::dist2(at(&block.now, now), now);
+        let d_start = crate::visibility::dist2(at(&block.start, start), start);
+        let differs = |b: f32| (d_now <= b) != (d_start <= b);
+        let bit = u32::from(differs(grown) || bounds.iter().any(|&b| differs(b))) << j;
+        (inside | u32::from(d_now <= grown) << j, crossed | bit)
+    })
 }
 
 /// [`lanes_within`] with two sets of squared radii (other architectures; the third axis only

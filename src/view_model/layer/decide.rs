@@ -18,13 +18,15 @@ use crate::{
 /// Which of an owned observer's shown targets its pass judges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Judged {
-    /// Every one: it or its view changed, or targets wait for its budget.
+    /// Every one: it or its view changed (other than by a move its flip scan reported), or targets
+    /// wait for its budget.
     Every,
     /// A quiet observer's changed and lingering ones, found by walking its list and what it shows
     /// ([`Pass::mark_listed`], [`Pass::unchanged_run`]).
     Walked,
-    /// A quiet observer's changed and lingering ones, marked from its seers and `Owned::lingering`
-    /// ([`Pass::mark_seers`]) without reading its list.
+    /// The changed targets and the due lingering ones of an observer that is quiet or only moved,
+    /// marked from its seers and `Owned::lingering` ([`Pass::mark_seers`]) without reading its
+    /// list.
     Seers,
 }
 
@@ -90,6 +92,11 @@ impl LayerView {
             self.thresholds.clear();
             self.thresholds.extend_from_slice(view.thresholds);
         }
+    }
+
+    /// The same view from `p` (the observer moved, nothing else changed).
+    pub(super) fn move_to(&mut self, p: [f32; 3]) {
+        self.p = p;
     }
 
     /// Takes its thresholds out, to lend them to a copy of it ([`Self::with_thresholds`]) while
@@ -185,9 +192,9 @@ impl<T: AsRef<[f32]>> LayerView<T> {
 impl Pass {
     /// One update of owned observer `st` (slot `s`, its list marked by [`Self::mark_listed`] or
     /// its seers by [`Self::mark_seers`]) that keeps a view-model component, its view `view`.
-    /// Unless `judged` is [`Judged::Every`], neither it nor its view changed and nothing waits
-    /// for its budget, so only its changed and lingering targets are looked at
-    /// ([`Self::hold_linger_or_leave`]). Whether anything it shows changed (its set is to be
+    /// Unless `judged` is [`Judged::Every`], neither it (but for a move its flip scan reported)
+    /// nor its view changed and nothing waits for its budget, so only its changed and lingering
+    /// targets are looked at ([`Self::hold_linger_or_leave`]). Whether anything it shows changed (its set is to be
     /// written).
     pub(super) fn decide(
         &mut self,
@@ -222,7 +229,11 @@ impl Pass {
     /// the tier it is given at the same distance); nothing waits, so only changed targets can be
     /// new candidates. Where few entities move, that skips loading nearly every shown target's
     /// state and slot, the pass's largest cost; with [`Judged::Seers`] its list is not read
-    /// either (its changed targets are its seers, [`Self::mark_seers`]).
+    /// either (its changed targets are its seers, [`Self::mark_seers`]). The same holds for an
+    /// observer that only moved, judged by its seers: a target that is not one stayed within its
+    /// grown view and between the same bounds of its [`QuietBands`], where every test above
+    /// gives what it gave. A lingering target not due is left as it is too (it lingers one update
+    /// more, counted from `Shown::beyond_since`).
     fn hold_linger_or_leave(
         &mut self,
         st: &mut Owned,
@@ -236,8 +247,7 @@ impl Pass {
         // own list in the loop made the compiler reload its other buffers after every push).
         let lingered = !st.lingering.is_empty();
         self.lingering.clear();
-        let mut linger_until = u64::MAX;
-        let since_last_pass = u32::try_from(self.update - st.last_pass).unwrap_or(u32::MAX);
+        let update = self.update as u32;
         // A quiet observer's count starts from the last update's: what it keeps as it is holds
         // as it held, and each target looked at is taken out of the count, then counted again.
         let mut held = if quiet { st.held } else { 0 };
@@ -285,7 +295,7 @@ impl Pass {
                 held -= u32::from(sn.held);
             }
             if self.find_listed(t) {
-                sn.linger = 0;
+                sn.lingering = false;
                 // Without a margin the list is the view itself (the same test on the same
                 // values): a listed target is inside, and its slot is read only for its tier.
                 let now_inside = view.margin == 0.0 || view.inside(&index.slots[t as usize]);
@@ -303,18 +313,17 @@ impl Pass {
                 let tracked = target_slot(index, &sn, t);
                 let ts = tracked.map(|t| &index.slots[t as usize]);
                 let allowed = ts.is_some_and(|ts| sees(&rules_only, &ts.target()));
-                // Beyond since this pass if it was listed at the last, else since before it: the
-                // observer was not looked at in the updates between (see `Owned::linger_until`).
-                sn.linger = sn
-                    .linger
-                    .saturating_add(if sn.linger == 0 { 1 } else { since_last_pass });
-                if let Some(ts) = ts.filter(|_| allowed && sn.linger <= view.linger) {
+                // Beyond since this update if it was listed until now.
+                if !sn.lingering {
+                    (sn.lingering, sn.beyond_since) = (true, update);
+                }
+                let beyond = update.wrapping_sub(sn.beyond_since).saturating_add(1);
+                if let Some(ts) = ts.filter(|_| allowed && beyond <= view.linger) {
                     sn.held = true;
                     held += 1;
-                    self.lingering.push(t);
                     // It leaves in the update where its count passes `linger_ticks`.
-                    let leaves_in = u64::from(view.linger - sn.linger) + 1;
-                    linger_until = linger_until.min(self.update.saturating_add(leaves_in));
+                    let leaves_in = u64::from(view.linger - beyond) + 1;
+                    self.lingering.push((t, self.update.saturating_add(leaves_in)));
                     let tier = view.next_tier(sn.tier, ts.p);
                     retiered |= retier(&mut self.tier_changes, st.observer, &mut sn, tier);
                 } else {
@@ -330,9 +339,14 @@ impl Pass {
         }
         st.shown.truncate(kept);
         st.shown_slots.truncate(kept);
-        st.lingering.clear();
+        if by_seers {
+            // Those lingering before that were not judged linger on ([`Self::mark_seers`]).
+            st.lingering.retain(|&(t, _)| !self.judged(t));
+        } else {
+            st.lingering.clear();
+        }
         st.lingering.extend_from_slice(&self.lingering);
-        (st.linger_until, st.last_pass) = (linger_until, self.update);
+        st.linger_until = st.lingering.iter().map(|&(_, until)| until).min().unwrap_or(u64::MAX);
         self.candidates.clear();
         let changed_listed = core::mem::take(&mut self.changed_listed);
         let listed = if quiet {
@@ -411,12 +425,7 @@ impl Pass {
         self.entering.clear();
         for &(_, target, t) in &self.candidates[..admitted] {
             let tier = view.tier_at(index.slots[t as usize].p);
-            let sn = Shown {
-                target,
-                linger: 0,
-                tier,
-                held: false,
-            };
+            let sn = Shown::new(target, tier);
             self.entering.push((sn, t));
             self.enters.push(EnterView {
                 observer: st.observer,

@@ -15,14 +15,7 @@ impl ViewLayer {
                 continue;
             }
             let shown: Vec<Shown> = observers.get(observer).map_or(Vec::new(), |item| {
-                (item.5.iter())
-                    .map(|target| Shown {
-                        target,
-                        linger: 0,
-                        tier: 0,
-                        held: false,
-                    })
-                    .collect()
+                (item.5.iter()).map(|target| Shown::new(target, 0)).collect()
             });
             let shown_slots = (shown.iter())
                 .map(|sn| index.slot_of(sn.target).unwrap_or(NO_SLOT))
@@ -39,7 +32,6 @@ impl ViewLayer {
                 slot: NO_SLOT,
                 renumbers: usize::MAX,
                 fresh: true,
-                last_pass: 0,
                 linger_until: u64::MAX,
                 view: LayerView::default(),
                 left: Left::Nothing,

@@ -1,6 +1,6 @@
-//! Which owned observers a pass looks at, and how it judges each: every shown target, or only a
-//! quiet observer's changed and lingering ones ([`Judged`]); the next observer's data asked for
-//! while one is decided.
+//! Which owned observers a pass looks at, and how it judges each: every shown target, or only the
+//! changed and due lingering ones of an observer that is quiet or only moved ([`Judged`]); the
+//! next observer's data asked for while one is decided.
 
 use bevy_ecs::prelude::*;
 
@@ -10,7 +10,11 @@ use super::{
     seers::SeersByObserver,
     sets::{assign_shown, edit_set},
 };
-use crate::{components::InterestSet, index::AoiIndex, watched::WatchTracker};
+use crate::{
+    components::InterestSet,
+    index::{AoiIndex, Touches},
+    watched::WatchTracker,
+};
 
 impl Pass {
     /// Looks at each owned observer of `run` that needs it ([`needs_look`]).
@@ -42,7 +46,7 @@ impl Pass {
                 crate::prefetch::prefetch_up_to(&next.shown, 2048);
                 // Its list, unless it is quiet: then its pass reads its seers and its lingering
                 // targets instead (unless the index renumbered since, [`judging`]).
-                if is_quiet(next, index) {
+                if judging(next, index, seers) == Judged::Seers {
                     prefetch_seers(seers, next);
                 } else if let Some(list) = index.lists.get(next.slot as usize) {
                     crate::prefetch::prefetch(list);
@@ -61,9 +65,10 @@ impl Pass {
         }
     }
 
-    /// One owned observer's update; what is left for the serial end goes in `st.left`. A quiet
-    /// observer judged by its seers ([`Judged::Seers`]) is where it was, with the components its
-    /// last pass read (`st.view`), so only its set is looked up, and only if it changed.
+    /// One owned observer's update; what is left for the serial end goes in `st.left`. An
+    /// observer judged by its seers ([`Judged::Seers`]) has the components its last pass read
+    /// (`st.view`), where it was or moved to its slot's position, so only its set is looked up,
+    /// and only if it changed.
     fn evaluate(
         &mut self,
         st: &mut Owned,
@@ -72,11 +77,14 @@ impl Pass {
         mut observers: Access,
         counts: Option<&WatchTracker>,
     ) {
-        let judged = judging(st, index);
+        let judged = judging(st, index, seers);
         // Where this observer's messages begin.
         let messages = (self.enters.len(), self.leaves.len());
         let mut kept = Vec::new();
         let (s, set, view) = if judged == Judged::Seers {
+            if index.touches.is_changed(st.slot) {
+                st.view.move_to(index.slots[st.slot as usize].p);
+            }
             self.mark_seers(st, seers.of(st.slot), index);
             // Its view as its last pass read it: the thresholds taken out while it is lent.
             kept = st.view.take_thresholds();
@@ -192,7 +200,8 @@ impl Pass {
     /// `O(messages)` ([`Left::Edit`]); any other is written whole ([`Left::Write`]).
     fn write_left(&self, st: &Owned, judged: Judged, messages: (usize, usize)) -> Left {
         let tiered = st.view.tiered();
-        if judged == Judged::Every || tiered || st.waiting > 0 {
+        let edits = self.enters.len() - messages.0 + self.leaves.len() - messages.1;
+        if judged == Judged::Every || tiered || st.waiting > 0 || edits > EDITS_UP_TO {
             Left::Write { tiered }
         } else {
             Left::Edit {
@@ -203,6 +212,10 @@ impl Pass {
         }
     }
 }
+
+/// Up to this many messages, a set is edited by them rather than written whole
+/// ([`Pass::write_left`]).
+const EDITS_UP_TO: usize = 4;
 
 /// What [`Pass::read_again`] read of an owned observer: its slot, its set when the pass has the
 /// observers to itself, and its view.
@@ -218,7 +231,7 @@ fn prefetch_seers(seers: &SeersByObserver, st: &Owned) {
 }
 
 /// Whether the layer must look at owned observer `st` in update `update`: something touched it
-/// (see [`Touches`](crate::index::Touches)), or targets wait for it, or a lingering target is due
+/// (see [`Touches`]), or targets wait for it, or a lingering target is due
 /// ([`lingering_due`]), or it is new here, or its slot is not the one it knows (freed, or
 /// renumbered: then the slots of what it shows are looked up again when it is next looked at).
 fn needs_look(st: &Owned, index: &AoiIndex, update: u64) -> bool {
@@ -230,14 +243,10 @@ fn needs_look(st: &Owned, index: &AoiIndex, update: u64) -> bool {
 }
 
 /// Whether a target lingering for owned observer `st` (beyond its grown view at its last pass)
-/// must be judged in update `update`: its time is up (`Owned::linger_until`), or it changed other
-/// than by a move (its rules, or it was despawned), or it moved and its tier may depend on where
-/// it is out there ([`LayerView::tier_fixed_beyond`]), or the index renumbered (its slot is
-/// stale). A move back into the grown view touches the observer. Otherwise it is still out
-/// there, with the same tier, one update more, which the pass that next judges it counts
-/// (`Owned::last_pass`).
-///
-/// [`LayerView::tier_fixed_beyond`]: super::decide::LayerView::tier_fixed_beyond
+/// must be judged in update `update` ([`LingeringDue`]), or the index renumbered (their slots are
+/// stale). A move back into the grown view touches the observer (the target is its seer).
+/// Otherwise each is still out there, with the same tier, one update more (`Shown::beyond_since`
+/// counts it).
 fn lingering_due(st: &Owned, index: &AoiIndex, update: u64) -> bool {
     if st.lingering.is_empty() {
         return false;
@@ -245,22 +254,74 @@ fn lingering_due(st: &Owned, index: &AoiIndex, update: u64) -> bool {
     if update >= st.linger_until || st.renumbers != index.renumbers() {
         return true;
     }
-    let (touches, moves_count) = (&index.touches, !st.view.tier_fixed_beyond());
-    (st.lingering.iter()).any(|&t| touches.changed_more_than_moved(t) || (moves_count && touches.is_changed(t)))
+    let due = LingeringDue::of(st, index, update);
+    st.lingering.iter().any(|&(t, until)| due.target(t, until))
+}
+
+/// Which of the targets lingering for an owned observer must be judged in an update.
+pub(super) struct LingeringDue<'a> {
+    touches: &'a Touches,
+    update: u64,
+    /// Whether a move may change a lingering target's tier: a threshold lies beyond the view
+    /// ([`LayerView::tier_fixed_beyond`]).
+    ///
+    /// [`LayerView::tier_fixed_beyond`]: super::decide::LayerView::tier_fixed_beyond
+    moves_count: bool,
+    /// Whether the observer moved (and moves count).
+    observer_moved: bool,
+}
+
+impl<'a> LingeringDue<'a> {
+    /// For owned observer `st` in update `update`.
+    pub(super) fn of(st: &Owned, index: &'a AoiIndex, update: u64) -> Self {
+        let (touches, moves_count) = (&index.touches, !st.view.tier_fixed_beyond());
+        let observer_moved =
+            moves_count && index.entities.get(st.slot as usize) == Some(&st.observer) && touches.is_changed(st.slot);
+        Self {
+            touches,
+            update,
+            moves_count,
+            observer_moved,
+        }
+    }
+
+    /// Whether lingering target slot `t`, which leaves in update `until` unless it comes back,
+    /// must be judged: its time is up, or it changed other than by a move (its rules, or it was
+    /// despawned), or it or the observer moved while moves count.
+    pub(super) fn target(&self, t: u32, until: u64) -> bool {
+        self.update >= until
+            || self.touches.changed_more_than_moved(t)
+            || (self.moves_count && (self.observer_moved || self.touches.is_changed(t)))
+    }
 }
 
 /// Which of owned observer `st`'s shown targets its pass judges this update (asked before the
-/// pass looks its slots up again): every one unless it is quiet ([`is_quiet`]); else its changed
-/// and lingering ones, its changed ones being its seers, unless the index renumbered since its
-/// last pass (the slots it knows are stale) or a target changed that no seer names.
-fn judging(st: &Owned, index: &AoiIndex) -> Judged {
-    if !is_quiet(st, index) {
-        Judged::Every
-    } else if st.renumbers == index.renumbers() && !index.touches.touched_everyone() {
+/// pass looks its slots up again): of a quiet one ([`is_quiet`]) its changed and lingering ones,
+/// its changed ones being its seers, unless the index renumbered since its last pass (the slots it
+/// knows are stale) or a target changed that no seer names; of one that only moved, the same when
+/// its flip scan recorded its seers ([`moved_by_bands`]); else every one.
+fn judging(st: &Owned, index: &AoiIndex, seers: &SeersByObserver) -> Judged {
+    let seers_name_all = st.renumbers == index.renumbers() && !index.touches.touched_everyone();
+    if is_quiet(st, index) {
+        if seers_name_all { Judged::Seers } else { Judged::Walked }
+    } else if seers_name_all && moved_by_bands(st, index, seers) {
         Judged::Seers
     } else {
-        Judged::Walked
+        Judged::Every
     }
+}
+
+/// Whether owned observer `st` changed only by a move and its seers name every target whose
+/// judgement can differ from its last pass's but its lingering ones: its flip scan's band pass
+/// recorded the targets that flip for its grown view or cross one of its quiet bands' bounds
+/// ([`SeersByObserver::band_scanned`]: it is owned, its view-model components are as they were,
+/// the layer gave it bands), and the targets that jumped recorded themselves. It is in the slot
+/// it knows, not new here, and no target waits for its budget.
+fn moved_by_bands(st: &Owned, index: &AoiIndex, seers: &SeersByObserver) -> bool {
+    !st.fresh
+        && st.waiting == 0
+        && index.entities.get(st.slot as usize) == Some(&st.observer)
+        && seers.band_scanned(st.slot)
 }
 
 /// Whether owned observer `st` is quiet this update: it is in the slot it knows (not freed, not

@@ -2,7 +2,7 @@
 //! among them, and what is left listed only (the candidates to enter). A quiet observer's are
 //! marked from its seers instead ([`Pass::mark_seers`]).
 
-use super::{NO_SLOT, Owned, Pass};
+use super::{NO_SLOT, Owned, Pass, look::LingeringDue};
 use crate::index::{AoiIndex, Touches};
 
 /// Each observer's pass takes the next four mark values: `epoch` listed and not yet found, `+ 1`
@@ -11,6 +11,11 @@ const EPOCH_STEP: u32 = 4;
 
 /// A mark's offset from the pass's epoch for a target to judge that is not listed.
 const UNLISTED: u32 = 2;
+
+/// [`Pass::mark_seers`] finds the places of the targets to judge by walking an observer's shown
+/// targets when they are more than one in this many of them (as after a move), else by a binary
+/// search each (as for a quiet observer).
+const WALK_FROM: usize = 8;
 
 impl Pass {
     /// Starts an observer's pass: marks the slots of its `list` as listed. For a quiet observer
@@ -39,28 +44,22 @@ impl Pass {
     }
 
     /// Starts an observer's pass over its seers `seers` ([`SeersByObserver`]) instead of its list,
-    /// for a quiet observer `st`: a changed target that it sees now is marked as listed and kept
-    /// in `changed_listed` (in the seers' order); one that it saw and no longer sees, and a
-    /// target lingering (`st.lingering`: not listed unless it changed, and then a seer), are
-    /// marked to be judged ([`Self::to_judge`]). Those are the only targets whose judgement can
-    /// differ from the last update's ([`Pass::decide`]), and the list is not read. Their places
-    /// among the shown targets are kept in `judged_at`, ascending: each found by a binary search
-    /// of `shown` by entity (a slot names its entity until the next update), so the pass need
-    /// not test every shown target's slot.
+    /// for an observer `st` judged by them ([`Judged::Seers`]: it is quiet, or it only moved): a
+    /// changed target that it sees now is marked as listed and kept in `changed_listed` (in the
+    /// seers' order); one that it saw and no longer sees, and a target lingering
+    /// (`st.lingering`) that is due ([`LingeringDue`]) or a seer, are marked to be judged
+    /// ([`Self::to_judge`]). Those are the only targets whose judgement can differ from the last
+    /// update's ([`Pass::decide`]), and the list is not read. Their places among the shown
+    /// targets are kept in `judged_at`, ascending: when they are few each is found by a binary
+    /// search of `shown` by entity (a slot names its entity until the next update), else by a
+    /// walk over the shown targets' slots ([`WALK_FROM`]); the pass need not load every shown
+    /// target's slot.
     ///
     /// [`SeersByObserver`]: super::SeersByObserver
+    /// [`Judged::Seers`]: super::decide::Judged::Seers
     pub(super) fn mark_seers(&mut self, st: &Owned, seers: &[(u32, bool)], index: &AoiIndex) {
         self.next_epoch();
         self.judged_at.clear();
-        let targets = seers.iter().map(|&(t, _)| t).chain(st.lingering.iter().copied());
-        for t in targets {
-            let target = index.entities[t as usize];
-            if let Ok(at) = st.shown.binary_search_by_key(&target, |sn| sn.target) {
-                self.judged_at.push(at as u32);
-            }
-        }
-        self.judged_at.sort_unstable();
-        self.judged_at.dedup();
         let (listed, unlisted) = (self.epoch, self.epoch + UNLISTED);
         for &(t, sees_now) in seers {
             let mark = &mut self.marks[t as usize];
@@ -75,16 +74,51 @@ impl Pass {
                 *mark = unlisted;
             }
         }
-        for &t in &st.lingering {
+        // A target lingering before is judged when it is due or a seer; else it is left as it is:
+        // it still lingers, with its tier, one update more (`Shown::beyond_since`).
+        let due = LingeringDue::of(st, index, self.update);
+        let mut lingering = 0;
+        for &(t, until) in &st.lingering {
             let mark = &mut self.marks[t as usize];
-            if *mark != listed {
+            if *mark != listed && (*mark == unlisted || due.target(t, until)) {
                 *mark = unlisted;
             }
+            lingering += usize::from(*mark == unlisted);
+        }
+        let marks = &self.marks;
+        let to_judge = |t: u32| t != NO_SLOT && [listed, unlisted].contains(&marks[t as usize]);
+        let lingering_judged = st.lingering.iter().map(|&(t, _)| t).filter(|&t| to_judge(t));
+        let judged = seers.iter().map(|&(t, _)| t).chain(lingering_judged);
+        // Their places: found by binary search of `shown` when they are few, else by walking the
+        // shown targets' slots (4 bytes a target) and testing their marks.
+        if (seers.len() + lingering) * WALK_FROM > st.shown.len() {
+            for t in judged {
+                crate::prefetch::prefetch_record(&index.slots[t as usize]);
+            }
+            let places = (0..).zip(&st.shown_slots);
+            self.judged_at
+                .extend(places.filter(|&(_, &t)| to_judge(t)).map(|(at, _)| at));
+        } else {
+            for t in judged {
+                crate::prefetch::prefetch_record(&index.slots[t as usize]);
+                let target = index.entities[t as usize];
+                if let Ok(at) = st.shown.binary_search_by_key(&target, |sn| sn.target) {
+                    self.judged_at.push(at as u32);
+                }
+            }
+            self.judged_at.sort_unstable();
+            self.judged_at.dedup();
         }
         #[cfg(debug_assertions)]
         self.check_seers(st, index);
         #[cfg(not(debug_assertions))]
         let _ = index;
+    }
+
+    /// Whether target slot `t` was marked or found in this observer's pass (listed, found, or to
+    /// be judged though not listed).
+    pub(super) fn judged(&self, t: u32) -> bool {
+        self.marks[t as usize].wrapping_sub(self.epoch) <= UNLISTED
     }
 
     /// After [`Self::mark_seers`]: whether shown target slot `t` is to be judged (it changed, or it
@@ -99,28 +133,48 @@ impl Pass {
     /// over the list and the shown targets ([`Self::mark_listed`], [`Pass::decide`]) would judge
     /// (one that changed, other than a change that left it as it was as a target, not on the
     /// update's shortlist, or that stayed in one of the observer's quiet bands, or one not
-    /// listed), and as listed exactly the seers in the list.
+    /// listed; of an observer that moved, any that did not stay in one band), and as listed
+    /// exactly the seers in the list.
     #[cfg(debug_assertions)]
     fn check_seers(&self, st: &Owned, index: &AoiIndex) {
         let touches = &index.touches;
         let list = &index.lists[st.slot as usize];
-        let (bands, p) = (touches.quiet_bands(st.slot), index.slots[st.slot as usize].p);
-        // A changed target that stayed in one band (its rules are not checked here).
+        let bands = touches.quiet_bands(st.slot);
+        // Where a slot was at the start of the update, and is now.
+        let moved = |t: u32| touches.is_changed(t) && touches.was_shortlisted(t);
+        let now = |t: u32| index.slots[t as usize].p;
+        let before = |t: u32| if moved(t) { index.starts[t as usize] } else { now(t) };
+        let (o, observer_moved) = (st.slot, moved(st.slot));
+        // A target that stayed in one band (its rules are not checked here); without tiers, an
+        // `Always` one is in the view at any distance.
         let stayed = |t: u32| {
             bands.is_some_and(|b| {
-                let (before, now) = (index.starts[t as usize], index.slots[t as usize].p);
-                b.same_band(crate::visibility::dist2(p, before), crate::visibility::dist2(p, now))
+                let dist2 = crate::visibility::dist2;
+                b.same_band(dist2(before(o), before(t)), dist2(now(o), now(t)))
+                    || (b.tiers.is_none() && index.slots[t as usize].rules.mode == crate::rules::AoiVisibility::Always)
             })
         };
-        let judged = |t: u32| touches.is_changed(t) && touches.was_shortlisted(t) && !stayed(t);
+        // The observer's own move (it was band scanned) or the target's.
+        let judged = |t: u32| (observer_moved || moved(t)) && !stayed(t);
         for &t in list.iter().filter(|&&t| judged(t)) {
             assert!(
                 self.changed_listed.contains(&t),
                 "listed target slot {t} changed: it should be among the observer's seers"
             );
         }
+        // Of the targets not listed, one lingering before is judged only when it is due.
+        let due = LingeringDue::of(st, index, self.update);
+        let judged_unlisted = |t: u32| match st.lingering.iter().find(|&&(l, _)| l == t) {
+            Some(&(_, until)) => due.target(t, until),
+            None => true,
+        };
         for &t in &st.shown_slots {
-            if t == NO_SLOT || judged(t) || !list.contains(&t) {
+            let must = if list.contains(&t) {
+                judged(t)
+            } else {
+                judged_unlisted(t)
+            };
+            if t == NO_SLOT || must {
                 assert!(
                     t != NO_SLOT && self.to_judge(t),
                     "shown target slot {t} changed or is not listed: it should be judged"

@@ -1,7 +1,7 @@
 //! The update's seers by observer ([`SeersByObserver`]): what the layer's pass over an owned
 //! observer that did not change reads instead of its whole list and everything it shows.
 
-use crate::index::Seer;
+use crate::{bits, index::Seer};
 
 /// The seers the scans recorded this update ([`Seer`]), by observer slot: observer `o`'s
 /// changed targets, each with whether `o` sees it now, in one range. Built once an update before
@@ -13,11 +13,27 @@ pub(super) struct SeersByObserver {
     start: Vec<u32>,
     /// A target's slot, and whether the observer sees it now.
     targets: Vec<(u32, bool)>,
+    /// Per slot, one bit: the observer moved, and its flip scan recorded all its seers whose
+    /// judgement its move could change (its band pass); empty when none did.
+    band_scanned: Vec<u64>,
 }
 
 impl SeersByObserver {
-    /// Sorts the seers of `parts` by observer, for an index of `slots` slots.
-    pub fn build<'a>(&mut self, slots: usize, parts: impl Iterator<Item = &'a [Seer]> + Clone) {
+    /// Sorts the seers of `parts` by observer, for an index of `slots` slots, and notes the
+    /// observers of `band_scanned` (parts too; [`Self::band_scanned`]).
+    pub fn build<'a>(
+        &mut self,
+        slots: usize,
+        parts: impl Iterator<Item = &'a [Seer]> + Clone,
+        band_scanned: impl Iterator<Item = &'a [u32]>,
+    ) {
+        self.band_scanned.clear();
+        for &o in band_scanned.flatten() {
+            if self.band_scanned.is_empty() {
+                self.band_scanned.resize(slots.div_ceil(64), 0);
+            }
+            bits::insert(&mut self.band_scanned, o as usize);
+        }
         // Observer `o` is counted at `o + 2`; after the sums, `start[o + 1]` is where its range
         // begins, and after the scatter, where it ends (so where `o + 1`'s begins).
         self.start.clear();
@@ -45,6 +61,13 @@ impl SeersByObserver {
         }
     }
 
+    /// Whether observer slot `o` moved and its flip scan recorded, as its seers, every target whose
+    /// judgement the move could change (with those of the targets that jumped, all the targets to
+    /// judge but its lingering ones): `O(1)`.
+    pub fn band_scanned(&self, o: u32) -> bool {
+        !self.band_scanned.is_empty() && bits::contains(&self.band_scanned, o as usize)
+    }
+
     /// Observer slot `o`'s changed targets: `O(1)`.
     pub fn of(&self, o: u32) -> &[(u32, bool)] {
         match self.start.get(o as usize..o as usize + 2) {
@@ -68,7 +91,7 @@ mod tests {
         let first = [seer(3, 7, true), seer(0, 1, false), seer(3, 2, false)];
         let second = [seer(4, 9, true), seer(0, 5, true)];
         let mut by_observer = SeersByObserver::default();
-        by_observer.build(5, [&first[..], &second[..]].into_iter());
+        by_observer.build(5, [&first[..], &second[..]].into_iter(), [&[3u32][..]].into_iter());
         assert_eq!(
             by_observer.of(0),
             [(1, false), (5, true)],
@@ -81,7 +104,15 @@ mod tests {
             "observer 3's seers, in order"
         );
         assert_eq!(by_observer.of(4), [(9, true)], "the last slot's seers");
-        by_observer.build(5, core::iter::empty());
+        assert!(
+            by_observer.band_scanned(3) && !by_observer.band_scanned(4),
+            "only observer 3's band pass should be noted"
+        );
+        by_observer.build(5, core::iter::empty(), core::iter::empty());
         assert_eq!(by_observer.of(3), [], "a new update should forget the last one's seers");
+        assert!(
+            !by_observer.band_scanned(3),
+            "a new update should forget the last one's band passes"
+        );
     }
 }
