@@ -260,7 +260,7 @@ impl PairEngine {
     /// The seers the last [`Self::run`]'s scans recorded for the view layer ([`Seer`]), in
     /// parts; slots valid as in [`Self::enters`].
     pub fn seers(&self) -> impl Iterator<Item = &[Seer]> + Clone {
-        self.scratch[..self.in_use].iter().map(|s| &s.seers[..])
+        (self.scratch[..self.in_use].iter()).flat_map(|s| [&s.seers[..], &s.band_seers[..]])
     }
 
     /// The owned observers whose flip scans recorded all the seers their moves could change, in

@@ -60,8 +60,10 @@ pub(crate) struct TaskBuffers {
     /// saw a changed target at either time, as its target scan or its flip scan as a target
     /// judged them.
     pub seers: Vec<Seer>,
-    /// For the view layer: the observers it owns whose flip scan recorded all their seers that
-    /// moving could change (a band pass, `flip::record_band_crossings`).
+    /// For the view layer: the seers that the flip scans of moving observers it owns recorded
+    /// (`flip::band_bounds`), and those observers, whose seers are complete
+    /// (`flip::record_band_crossings`).
+    pub band_seers: Vec<Seer>,
     pub band_scanned: Vec<u32>,
     /// The runs with flips of a batch of flip scans, by observer ([`flip_scan_batch`]).
     flip_runs: Vec<FlipRun>,
@@ -87,6 +89,7 @@ impl TaskBuffers {
         self.clean_enters.clear();
         self.clean_leaves.clear();
         self.seers.clear();
+        self.band_seers.clear();
         self.band_scanned.clear();
     }
 }

@@ -268,12 +268,12 @@ impl Positions {
         });
     }
 
-    /// For the view layer, a moving observer's band pass: calls `hits(start, changed, inside)`
-    /// for each run of members from `start` (as [`within`](Self::within)) with a change in
-    /// `range`: bit `j` of `changed` set when member `start + j` flips for the disc of squared
-    /// radius `grown` (as [`flips`](Self::flips)) or its squared distances from the observer at
-    /// the two ends (`start_p` and `now`) lie on different sides of one of `bounds`, and of
-    /// `inside` when it is within `grown` of `now`. `with_z` as for [`within`](Self::within).
+    /// For the view layer, a moving observer's band pass: calls `hits(start, crossed)` for each
+    /// run of members from `start` (as [`within`](Self::within)) with a crossing in `range`: bit
+    /// `j` of `crossed` set when the squared distances of member `start + j` from the observer at
+    /// the two ends (`start_p` and `now`) lie on different sides of one of `bounds`, and it does
+    /// not flip for the disc of squared radius `grown` (as [`flips`](Self::flips) tests it: so
+    /// it is within that disc at both ends). `with_z` as for [`within`](Self::within).
     #[inline(always)]
     #[expect(
         clippy::too_many_arguments,
@@ -287,17 +287,17 @@ impl Positions {
         grown: f32,
         bounds: &[f32],
         with_z: bool,
-        mut hits: impl FnMut(usize, u64, u64),
+        mut hits: impl FnMut(usize, u64),
     ) {
         self.runs(range, |start, blocks, valid| {
-            let (inside, changed) = if with_z {
+            let (flips, crossings) = if with_z {
                 band_masks::<true>(blocks, now, start_p, grown, bounds)
             } else {
                 band_masks::<false>(blocks, now, start_p, grown, bounds)
             };
-            let changed = changed & valid;
-            if changed != 0 {
-                hits(start, changed, inside & valid);
+            let crossed = crossings & !flips & valid;
+            if crossed != 0 {
+                hits(start, crossed);
             }
         });
     }

@@ -15,7 +15,7 @@ use super::{
 use crate::{
     components::merge_targets,
     grid::{Cell, FLIP_BATCH, FlipShape},
-    index::{Seer, TIER_BOUNDS},
+    index::{Seer, TIER_BOUNDS, Touches},
     lists::remove_seen,
     slot::Slot,
     visibility::TargetState,
@@ -39,6 +39,7 @@ pub(super) fn flip_scan(
 ) {
     let me = &view.slots[o as usize];
     let (now, start) = (me.p, view.starts[o as usize]);
+    let banded = band_bounds(view, o).map(|bands| (bands, scratch.flips_so_far()));
     let (mut flips, clean_enters, clean_leaves, seers) = scratch.flips(view, o, list);
     // Both ends tested four members at a time over the cells' positions, as a disc or as a
     // rectangle.
@@ -68,8 +69,8 @@ pub(super) fn flip_scan(
     });
     flips.merge(set);
     drop(judge);
-    if view.touches.is_some() {
-        record_band_crossings(view, o, cells, scratch);
+    if let Some(banded) = banded {
+        record_band_crossings(view, o, cells, banded, scratch);
     }
 }
 
@@ -143,88 +144,120 @@ pub(super) fn flip_scan_batch(
         if i + 2 <= os.len() {
             ask_for(lists, sets, i + 2, next);
         }
+        let banded = band_bounds(view, o).map(|bands| (bands, scratch.flips_so_far()));
         let (mut flips, ..) = scratch.flips(view, o, &mut lists[i]);
         for run in &runs[i * row..i * row + counts[i]] {
             let cell = &view.grid.cells[run.cell as usize];
             flips.record(cell, run.first as usize, run.bits, run.inside);
         }
         flips.merge(&mut sets[i]);
-        if view.touches.is_some() {
-            record_band_crossings(view, o, cells, scratch);
+        if let Some(banded) = banded {
+            record_band_crossings(view, o, cells, banded, scratch);
         }
     }
     scratch.flip_runs = runs;
 }
 
-/// For the view layer, a moving observer's band pass: if stepping observer `o` is owned by the
-/// layer, only moved this tick (its view-model components are as they were), and has
-/// [`QuietBands`](crate::index::QuietBands), records as its seers the members of its window
-/// whose judgement by the layer may differ between the start of the tick and now: those that flip
-/// for its grown view, and those whose distances at the two ends lie on different sides of one
-/// of its bands' bounds within that view; then notes that its seers are complete
-/// ([`TaskBuffers::band_scanned`]), so that the layer judges only those and its lingering
-/// targets, as for an observer that did not change. Members that jumped are left to their own
-/// target scans, which record them too. `Always` targets are found by no distance test: without
-/// tiers nothing of theirs depends on the distance, and with tiers the pass is left out where the
-/// instance has any. One more pass over the positions of the window, the distances computed once
-/// for all the bounds. Out of line, and called only while the layer owns some observer, so the
-/// flip scans stay as they were without it.
+/// The bounds of a moving owned observer's [`QuietBands`] that lie within its grown view, for
+/// its band pass ([`record_band_crossings`]): beyond that view a target is not listed (it lingers,
+/// and the layer judges a lingering target when it is due), and a crossing of its edge is a flip.
+///
+/// [`QuietBands`]: crate::index::QuietBands
+#[derive(Clone, Copy)]
+struct BandBounds {
+    bounds: [f32; 1 + TIER_BOUNDS],
+    len: usize,
+}
+
+/// For the view layer: whether the flip scan of stepping observer `o` records its seers, and the
+/// bounds of its band pass ([`record_band_crossings`]). It does if the layer owns it, it only
+/// moved this tick (its view-model components are as they were), and the layer gave it
+/// [`QuietBands`](crate::index::QuietBands); with tiers, not where its instance has `Always`
+/// targets (their tiers change with the distance, and no distance test finds them; without tiers
+/// nothing of theirs depends on it). Nothing to ask while the layer owns no observer.
+#[inline]
+fn band_bounds(view: View, o: u32) -> Option<BandBounds> {
+    view.touches.and_then(|touches| owned_band_bounds(view, touches, o))
+}
+
+/// [`band_bounds`] while the layer owns some observer; out of line, so the flip scans stay as they
+/// were without it.
 #[inline(never)]
-fn record_band_crossings(view: View, o: u32, cells: &[u32], scratch: &mut TaskBuffers) {
-    let Some(touches) = view.touches else {
-        return;
-    };
+fn owned_band_bounds(view: View, touches: &Touches, o: u32) -> Option<BandBounds> {
     if !touches.is_owned(o) || touches.changed_more_than_moved(o) {
-        return;
+        return None;
     }
-    let Some(bands) = touches.quiet_bands(o) else {
-        return;
-    };
+    let bands = touches.quiet_bands(o)?;
     let me = &view.slots[o as usize];
     if bands.tiers.is_some() && view.always.get(&me.rules.instance).is_some_and(|a| !a.is_empty()) {
-        return;
+        return None;
     }
-    // The bounds within the grown view: beyond it a target is not listed (it lingers, and the
-    // layer judges every lingering target), and a crossing of its edge is a flip.
-    let mut bounds = [0.0; 1 + TIER_BOUNDS];
-    let mut n = 0;
+    let mut within = BandBounds {
+        bounds: [0.0; 1 + TIER_BOUNDS],
+        len: 0,
+    };
     for b in core::iter::once(bands.edge).chain(bands.tiers.into_iter().flatten()) {
         if b < me.r2 {
-            bounds[n] = b;
-            n += 1;
+            within.bounds[within.len] = b;
+            within.len += 1;
         }
     }
+    Some(within)
+}
+
+/// For the view layer, the end of a moving observer's flip scan that records its seers
+/// ([`band_bounds`]): its flips (the task's enters and leaves from `flipped` on,
+/// [`TaskBuffers::flips_so_far`]) are its seers; its band pass adds the members of its window that
+/// it sees at both ends and whose distances at the two ends lie on different sides of one of
+/// `bands`' bounds, one more pass over the window's positions (the distances computed once for all
+/// the bounds), if there are any. Then notes that its seers are complete
+/// ([`TaskBuffers::band_scanned`]): with those of the targets that jumped (their own target scans
+/// record them), the layer judges only those and its due lingering targets, as for an observer
+/// that did not change. Out of line, as the scans' other work for the layer.
+#[inline(never)]
+fn record_band_crossings(
+    view: View,
+    o: u32,
+    cells: &[u32],
+    (bands, flipped): (BandBounds, (usize, usize)),
+    scratch: &mut TaskBuffers,
+) {
+    scratch.band_scanned.push(o);
+    let seer = |(target, sees_now)| Seer {
+        observer: o,
+        target,
+        sees_now,
+    };
+    let entered = scratch.enters.pairs[flipped.0..].iter().map(|&(_, t)| (t, true));
+    let left = scratch.leaves[flipped.1..].iter().map(|&(_, t)| (t, false));
+    scratch.band_seers.extend(entered.chain(left).map(seer));
+    if bands.len == 0 {
+        return;
+    }
+    let me = &view.slots[o as usize];
     let (now, start, layers) = (me.p, view.starts[o as usize], me.rules.sees);
-    let (with_z, seers) = (view.grid.with_z(), &mut scratch.seers);
+    let (with_z, seers, bounds) = (view.grid.with_z(), &mut scratch.band_seers, &bands.bounds[..bands.len]);
     scan_cells(
         view,
         me,
         cells,
         me.scan_extent(start, view.step_reach),
         |cell, range| {
-            cell.pos.band_crossings(
-                range,
-                now,
-                start,
-                me.r2,
-                &bounds[..n],
-                with_z,
-                |first, changed, inside| {
-                    each_lane(changed, |j| {
+            cell.pos
+                .band_crossings(range, now, start, me.r2, bounds, with_z, |first, crossed| {
+                    each_lane(crossed, |j| {
                         let lane = cell.pos.lane(first + j);
                         if lane.slot != o && layers & lane.flip_layers != 0 {
                             seers.push(Seer {
                                 observer: o,
                                 target: lane.slot,
-                                sees_now: (inside >> j) & 1 != 0,
+                                sees_now: true,
                             });
                         }
                     });
-                },
-            );
+                });
         },
     );
-    scratch.band_scanned.push(o);
 }
 
 /// A run of members (from `first`, in `cell`) with flips of one observer of a
@@ -252,6 +285,11 @@ struct Flips<'a> {
 }
 
 impl TaskBuffers {
+    /// Where the next flip scan's flips begin among the task's enters and leaves.
+    fn flips_so_far(&self) -> (usize, usize) {
+        (self.enters.pairs.len(), self.leaves.len())
+    }
+
     /// Where observer `o`'s flip scan records its flips (its entering and leaving targets
     /// cleared first), and where it records the pairs it judges as a target and their seers.
     fn flips<'a>(

@@ -165,10 +165,11 @@ pub(super) fn flip_masks<const WITH_Z: bool>(
 }
 
 /// The masks of a moving observer's band pass over `blocks` ([`Positions::band_crossings`]):
-/// the members within squared radius `grown` of `now` (their positions now), and those whose
-/// answer differs from their start positions' around `start`, or whose squared distances at the
-/// two ends lie on different sides of one of `bounds` (`d > bound`, as the view layer tests
-/// them). Each member's two distances are computed once for all the bounds.
+/// the members that flip for the disc of squared radius `grown` (within it around `now`, their
+/// positions now, and not around `start`, their start positions, or the other way round), and
+/// those whose squared distances at the two ends lie on different sides of one of `bounds`
+/// (`d > bound`, as the view layer tests them). Each member's two distances are computed once for
+/// all the bounds; with AVX, two blocks per instruction ([`avx`]).
 ///
 /// [`Positions::band_crossings`]: super::Positions::band_crossings
 #[inline(always)]
@@ -179,13 +180,29 @@ pub(super) fn band_masks<const WITH_Z: bool>(
     grown: f32,
     bounds: &[f32],
 ) -> (u64, u64) {
-    let (mut inside, mut changed) = (0u64, 0u64);
-    for (k, block) in blocks.iter().enumerate() {
-        let (in_now, crossed) = lanes_crossing::<WITH_Z>(block, now, start, grown, bounds);
-        inside |= u64::from(in_now) << (k * LANES);
-        changed |= u64::from(crossed) << (k * LANES);
+    #[cfg(target_arch = "x86_64")]
+    if avx::available() {
+        return avx::band_masks_checked::<WITH_Z>(blocks, now, start, grown, bounds);
     }
-    (inside, changed)
+    band_masks_sse::<WITH_Z>(blocks, now, start, grown, bounds)
+}
+
+/// [`band_masks`] without AVX, a block at a time.
+#[inline(always)]
+pub(super) fn band_masks_sse<const WITH_Z: bool>(
+    blocks: &[Block],
+    now: [f32; 3],
+    start: [f32; 3],
+    grown: f32,
+    bounds: &[f32],
+) -> (u64, u64) {
+    let (mut flips, mut crossings) = (0u64, 0u64);
+    for (k, block) in blocks.iter().enumerate() {
+        let (flipped, crossed) = lanes_crossing::<WITH_Z>(block, now, start, grown, bounds);
+        flips |= u64::from(flipped) << (k * LANES);
+        crossings |= u64::from(crossed) << (k * LANES);
+    }
+    (flips, crossings)
 }
 
 /// The masks of the members inside the rectangle of half extents `half` around `now` (their
@@ -281,12 +298,11 @@ fn lanes_within_both<const WITH_Z: bool>(
     }
 }
 
-/// Bits `j` of the four members of `block` ([`band_masks`]): within `grown` of `now` now, and
-/// on different sides of `grown` or of one of `bounds` at the two ends; the distances as
-/// [`lanes_within_both`] computes them, in SSE.
+/// Bits `j` of the four members of `block` ([`band_masks`]): on different sides of `grown` at the
+/// two ends, and of one of `bounds`; the distances as [`lanes_within_both`] computes them, in SSE.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn lanes_crossing<const WITH_Z: bool>(
+pub(super) fn lanes_crossing<const WITH_Z: bool>(
     block: &Block,
     now: [f32; 3],
     start: [f32; 3],
@@ -313,32 +329,30 @@ fn lanes_crossing<const WITH_Z: bool>(
         };
         let (d_now, d_start) = (dist2(&block.now, now), dist2(&block.start, start));
         let within = |d: __m128, r2: f32| _mm_movemask_ps(_mm_cmple_ps(d, _mm_set1_ps(r2))) as u32;
-        let in_now = within(d_now, grown);
-        let crossed = bounds.iter().fold(in_now ^ within(d_start, grown), |crossed, &b| {
-            crossed | (within(d_now, b) ^ within(d_start, b))
-        });
-        (in_now, crossed)
+        let flipped = within(d_now, grown) ^ within(d_start, grown);
+        let crossed = (bounds.iter()).fold(0, |crossed, &b| crossed | (within(d_now, b) ^ within(d_start, b)));
+        (flipped, crossed)
     }
 }
 
 /// [`lanes_crossing`] on other architectures (the third axis only `WITH_Z`, as above).
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn lanes_crossing<const WITH_Z: bool>(
+pub(super) fn lanes_crossing<const WITH_Z: bool>(
     block: &Block,
     now: [f32; 3],
     start: [f32; 3],
     grown: f32,
     bounds: &[f32],
 ) -> (u32, u32) {
-    (0..LANES).fold((0, 0), |(inside, crossed), j| {
+    (0..LANES).fold((0, 0), |(flipped, crossed), j| {
         let at =
             |axes: &[[f32; LANES]; 3], p: [f32; 3]| [axes[0][j], axes[1][j], if WITH_Z { axes[2][j] } else { p[2] }];
         let d_now = crate::visibility::dist2(at(&block.now, now), now);
         let d_start = crate::visibility::dist2(at(&block.start, start), start);
         let differs = |b: f32| (d_now <= b) != (d_start <= b);
-        let bit = u32::from(differs(grown) || bounds.iter().any(|&b| differs(b))) << j;
-        (inside | u32::from(d_now <= grown) << j, crossed | bit)
+        let bit = u32::from(bounds.iter().any(|&b| differs(b))) << j;
+        (flipped | u32::from(differs(grown)) << j, crossed | bit)
     })
 }
 

@@ -291,6 +291,68 @@ fn flips_many_answers_as_each_observers_own(with_z: bool, len: usize) {
 }
 
 #[test]
+fn band_crossings_answer_as_the_scalar_distance_tests_at_every_bound() {
+    // Lattice points, many at exactly a bound; every third member stepped.
+    let bounds = [4.0, 9.0, 16.0];
+    for with_z in [true, false] {
+        let mut members = points(150, with_z);
+        for (i, m) in members.iter_mut().enumerate() {
+            let off = if i % 3 == 0 { 1.0 } else { 0.0 };
+            m.start_p = [m.p[0] + off, m.p[1] - off, m.p[2]];
+        }
+        let mut pos = Positions::default();
+        pos.rebuild(&members);
+        let (now, start, grown) = ([0.0, 0.0, 0.0], [1.0, -1.0, 0.0], 25.0);
+        let within = |d2: f32, r2: f32| d2 <= r2;
+        let ends = |i: usize| (scalar_dist2(members[i].p, now), scalar_dist2(members[i].start_p, start));
+        let crosses = |i: usize| {
+            let (d_now, d_start) = ends(i);
+            let differs = |b: f32| within(d_now, b) != within(d_start, b);
+            !differs(grown) && bounds.iter().any(|&b| differs(b))
+        };
+        for range in [0..150, 1..100, 64..65] {
+            let mut got = Vec::new();
+            pos.band_crossings(range.clone(), now, start, grown, &bounds, with_z, |first, crossed| {
+                got.extend((0..64).filter(|j| (crossed >> j) & 1 != 0).map(|j| first + j));
+            });
+            let whole = range.len() == members.len();
+            let want: Vec<usize> = range.filter(|&i| crosses(i)).collect();
+            assert!(!whole || !want.is_empty(), "the lattice should hold crossings");
+            assert_eq!(
+                got, want,
+                "with_z {with_z}: the band pass should report exactly the members on different \
+                 sides of a bound at the two ends that do not flip for the grown view"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_band_tests_answer_alike_with_avx_and_without() {
+    let bounds = [4.0, 9.0, 16.0, 20.0, 24.0];
+    for (with_z, len) in BATCH_WORLDS {
+        let (pos, _) = batch_world(with_z, len);
+        for run in pos.blocks.chunks(MASK_BITS / LANES) {
+            let (now, start) = ([0.5, -0.5, 0.0], [1.5, 0.5, 0.0]);
+            let (chosen, sse) = if with_z {
+                let chosen = band_masks::<true>(run, now, start, 25.0, &bounds);
+                (chosen, masks::band_masks_sse::<true>(run, now, start, 25.0, &bounds))
+            } else {
+                let chosen = band_masks::<false>(run, now, start, 25.0, &bounds);
+                (chosen, masks::band_masks_sse::<false>(run, now, start, 25.0, &bounds))
+            };
+            assert_eq!(
+                chosen,
+                sse,
+                "with_z {with_z}, {len} members, a run of {} blocks: the band masks should not \
+                 depend on the instruction set",
+                run.len()
+            );
+        }
+    }
+}
+
+#[test]
 fn the_batch_tests_answer_alike_with_avx_and_without() {
     // On a CPU without AVX both are the SSE tests; with it, the AVX tests against the SSE ones,
     // every run (even and odd numbers of blocks), stale lanes included.

@@ -10,7 +10,7 @@ use core::arch::x86_64::{
     _mm256_movemask_ps, _mm256_mul_ps, _mm256_set_m128, _mm256_set1_epi32, _mm256_set1_ps, _mm256_sub_ps,
 };
 
-use super::{Block, FlipShape, LANES, lanes_within, rect_masks};
+use super::{Block, FlipShape, LANES, lanes_crossing, lanes_within, rect_masks};
 
 /// Whether this CPU has AVX (detected once, then read from a cached flag).
 #[inline(always)]
@@ -120,6 +120,68 @@ fn rect_masks8(paired: &[Block], odd: &[Block], now: [f32; 3], start: [f32; 3], 
         (in_now, in_start) = (in_now | odd_now << shift, in_start | odd_start << shift);
     }
     (in_now, in_start)
+}
+
+/// [`band_masks`](super::band_masks) with AVX, two blocks (eight members) per instruction. The
+/// caller has checked [`available`].
+#[inline(always)]
+pub(super) fn band_masks_checked<const WITH_Z: bool>(
+    blocks: &[Block],
+    now: [f32; 3],
+    start: [f32; 3],
+    grown: f32,
+    bounds: &[f32],
+) -> (u64, u64) {
+    debug_assert!(available(), "AVX should be detected before its masks are asked for");
+    #[expect(
+        unsafe_code,
+        reason = "a function compiled for AVX, called after the CPU was checked for it: a moving \
+                  observer's band pass, callgrind per update, uniform 10k with `--tiers`, see \
+                  `PERFORMANCE.md`"
+    )]
+    // SAFETY: the caller checked `available()`, so this CPU has the AVX instructions the function
+    // is compiled with.
+    unsafe {
+        band_masks8::<WITH_Z>(blocks, now, start, grown, bounds)
+    }
+}
+
+/// [`band_masks_checked`]'s work, compiled for AVX: the squared distances of two blocks' members
+/// at the two ends computed once, compared with `grown` and each of `bounds`; the last block
+/// alone by the SSE test when they are odd.
+#[target_feature(enable = "avx")]
+fn band_masks8<const WITH_Z: bool>(
+    blocks: &[Block],
+    now: [f32; 3],
+    start: [f32; 3],
+    grown: f32,
+    bounds: &[f32],
+) -> (u64, u64) {
+    let (paired, odd) = blocks.split_at(blocks.len() & !1);
+    let (mut flips, mut crossings) = (0u64, 0u64);
+    let grown8 = _mm256_set1_ps(grown);
+    for (k, pair) in paired.chunks_exact(2).enumerate() {
+        let (lo, hi) = (&pair[0], &pair[1]);
+        let d_now = distance8::<WITH_Z>(&lo.now, &hi.now, now);
+        let d_start = distance8::<WITH_Z>(&lo.start, &hi.start, start);
+        let within = |d, r2| _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d, r2)) as u32;
+        let differs = |r2| within(d_now, r2) ^ within(d_start, r2);
+        let crossed = bounds
+            .iter()
+            .fold(0, |crossed, &b| crossed | differs(_mm256_set1_ps(b)));
+        let shift = k * 2 * LANES;
+        flips |= u64::from(differs(grown8)) << shift;
+        crossings |= u64::from(crossed) << shift;
+    }
+    if let [block] = odd {
+        let (flipped, crossed) = lanes_crossing::<WITH_Z>(block, now, start, grown, bounds);
+        let shift = paired.len() * LANES;
+        (flips, crossings) = (
+            flips | u64::from(flipped) << shift,
+            crossings | u64::from(crossed) << shift,
+        );
+    }
+    (flips, crossings)
 }
 
 /// The squared distances of the two blocks' members (`lo`'s four, then `hi`'s) from `p`.
