@@ -46,7 +46,9 @@ pub(crate) mod layer;
 /// without the margin) or changed otherwise, or a lingering target's time is up, or targets wait
 /// for it (then only those targets are judged, unless targets wait). For a
 /// [`ViewRange`](crate::ViewRange) with at most two tier thresholds, a target moving about
-/// between them costs it nothing.
+/// between them costs it nothing, and when the observer itself only moves (a step), only the
+/// targets that its move carries across its edge or a threshold are judged (its flip scan finds
+/// them in one more pass over the positions it searches).
 ///
 /// ```
 /// use bevy_app::prelude::*;
