@@ -63,6 +63,21 @@ pub(crate) enum FlipShape {
     Rect([f32; 2]),
 }
 
+/// A moving observer's band test ([`Positions::band_crossings`]): where it is now and where it was
+/// at the start of the tick, its grown view's squared radius, and the squared distances of its
+/// quiet bands' bounds within that view.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BandTest<'a> {
+    /// The observer's position now.
+    pub now: [f32; 3],
+    /// Its position at the start of the tick.
+    pub start: [f32; 3],
+    /// Its grown view's squared radius.
+    pub grown: f32,
+    /// The bounds, squared distances below `grown`.
+    pub bounds: &'a [f32],
+}
+
 // The module docs count on this size.
 const _: () = assert!(
     size_of::<Block>() == 160,
@@ -271,29 +286,16 @@ impl Positions {
     /// For the view layer, a moving observer's band pass: calls `hits(start, crossed)` for each
     /// run of members from `start` (as [`within`](Self::within)) with a crossing in `range`: bit
     /// `j` of `crossed` set when the squared distances of member `start + j` from the observer at
-    /// the two ends (`start_p` and `now`) lie on different sides of one of `bounds`, and it does
-    /// not flip for the disc of squared radius `grown` (as [`flips`](Self::flips) tests it: so
-    /// it is within that disc at both ends). `with_z` as for [`within`](Self::within).
+    /// the two ends ([`BandTest`]) lie on different sides of one of its bounds, and it does not
+    /// flip for its grown view (as [`flips`](Self::flips) tests it: so it is within that view at
+    /// both ends). `with_z` as for [`within`](Self::within).
     #[inline(always)]
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "the two points, the radius, the bounds and what to report"
-    )]
-    pub fn band_crossings(
-        &self,
-        range: Range<usize>,
-        now: [f32; 3],
-        start_p: [f32; 3],
-        grown: f32,
-        bounds: &[f32],
-        with_z: bool,
-        mut hits: impl FnMut(usize, u64),
-    ) {
+    pub fn band_crossings(&self, range: Range<usize>, test: BandTest, with_z: bool, mut hits: impl FnMut(usize, u64)) {
         self.runs(range, |start, blocks, valid| {
             let (flips, crossings) = if with_z {
-                band_masks::<true>(blocks, now, start_p, grown, bounds)
+                band_masks::<true>(blocks, test)
             } else {
-                band_masks::<false>(blocks, now, start_p, grown, bounds)
+                band_masks::<false>(blocks, test)
             };
             let crossed = crossings & !flips & valid;
             if crossed != 0 {

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::{
     components::merge_targets,
-    grid::{Cell, FLIP_BATCH, FlipShape},
+    grid::{BandTest, Cell, FLIP_BATCH, FlipShape},
     index::{Seer, TIER_BOUNDS, Touches},
     lists::remove_seen,
     slot::Slot,
@@ -235,27 +235,32 @@ fn record_band_crossings(
         return;
     }
     let me = &view.slots[o as usize];
-    let (now, start, layers) = (me.p, view.starts[o as usize], me.rules.sees);
-    let (with_z, seers, bounds) = (view.grid.with_z(), &mut scratch.band_seers, &bands.bounds[..bands.len]);
+    let start = view.starts[o as usize];
+    let test = BandTest {
+        now: me.p,
+        start,
+        grown: me.r2,
+        bounds: &bands.bounds[..bands.len],
+    };
+    let (layers, with_z, seers) = (me.rules.sees, view.grid.with_z(), &mut scratch.band_seers);
     scan_cells(
         view,
         me,
         cells,
         me.scan_extent(start, view.step_reach),
         |cell, range| {
-            cell.pos
-                .band_crossings(range, now, start, me.r2, bounds, with_z, |first, crossed| {
-                    each_lane(crossed, |j| {
-                        let lane = cell.pos.lane(first + j);
-                        if lane.slot != o && layers & lane.flip_layers != 0 {
-                            seers.push(Seer {
-                                observer: o,
-                                target: lane.slot,
-                                sees_now: true,
-                            });
-                        }
-                    });
+            cell.pos.band_crossings(range, test, with_z, |first, crossed| {
+                each_lane(crossed, |j| {
+                    let lane = cell.pos.lane(first + j);
+                    if lane.slot != o && layers & lane.flip_layers != 0 {
+                        seers.push(Seer {
+                            observer: o,
+                            target: lane.slot,
+                            sees_now: true,
+                        });
+                    }
                 });
+            });
         },
     );
 }

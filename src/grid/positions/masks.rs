@@ -4,7 +4,7 @@
 //! member. The batched flip scans' tests ([`flip_masks_many`]) take two blocks per instruction
 //! where the CPU has AVX ([`avx`]), chosen at run time.
 
-use super::{Block, FlipShape, LANES};
+use super::{BandTest, Block, FlipShape, LANES};
 
 #[cfg(target_arch = "x86_64")]
 mod avx;
@@ -165,40 +165,28 @@ pub(super) fn flip_masks<const WITH_Z: bool>(
 }
 
 /// The masks of a moving observer's band pass over `blocks` ([`Positions::band_crossings`]):
-/// the members that flip for the disc of squared radius `grown` (within it around `now`, their
-/// positions now, and not around `start`, their start positions, or the other way round), and
-/// those whose squared distances at the two ends lie on different sides of one of `bounds`
-/// (`d > bound`, as the view layer tests them). Each member's two distances are computed once for
+/// the members that flip for the disc of squared radius `test.grown` (within it around
+/// `test.now`, their positions now, and not around `test.start`, their start positions, or the
+/// other way round), and those whose squared distances at the two ends lie on different sides of
+/// one of `test.bounds` (`d > bound`, as the view layer tests them). Each member's two distances are computed once for
 /// all the bounds; with AVX, two blocks per instruction ([`avx`]).
 ///
 /// [`Positions::band_crossings`]: super::Positions::band_crossings
 #[inline(always)]
-pub(super) fn band_masks<const WITH_Z: bool>(
-    blocks: &[Block],
-    now: [f32; 3],
-    start: [f32; 3],
-    grown: f32,
-    bounds: &[f32],
-) -> (u64, u64) {
+pub(super) fn band_masks<const WITH_Z: bool>(blocks: &[Block], test: BandTest) -> (u64, u64) {
     #[cfg(target_arch = "x86_64")]
     if avx::available() {
-        return avx::band_masks_checked::<WITH_Z>(blocks, now, start, grown, bounds);
+        return avx::band_masks_checked::<WITH_Z>(blocks, test);
     }
-    band_masks_sse::<WITH_Z>(blocks, now, start, grown, bounds)
+    band_masks_sse::<WITH_Z>(blocks, test)
 }
 
 /// [`band_masks`] without AVX, a block at a time.
 #[inline(always)]
-pub(super) fn band_masks_sse<const WITH_Z: bool>(
-    blocks: &[Block],
-    now: [f32; 3],
-    start: [f32; 3],
-    grown: f32,
-    bounds: &[f32],
-) -> (u64, u64) {
+pub(super) fn band_masks_sse<const WITH_Z: bool>(blocks: &[Block], test: BandTest) -> (u64, u64) {
     let (mut flips, mut crossings) = (0u64, 0u64);
     for (k, block) in blocks.iter().enumerate() {
-        let (flipped, crossed) = lanes_crossing::<WITH_Z>(block, now, start, grown, bounds);
+        let (flipped, crossed) = lanes_crossing::<WITH_Z>(block, test);
         flips |= u64::from(flipped) << (k * LANES);
         crossings |= u64::from(crossed) << (k * LANES);
     }
@@ -270,14 +258,25 @@ fn lanes_within<const WITH_Z: bool>(axes: &[[f32; LANES]; 3], p: [f32; 3], r2: &
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn lanes_within_both<const WITH_Z: bool>(
-    [x, y, z]: &[[f32; LANES]; 3],
+    axes: &[[f32; LANES]; 3],
     p: [f32; 3],
     r2: &[f32; LANES],
     r2_too: &[f32; LANES],
 ) -> (u32, u32) {
-    use core::arch::x86_64::{
-        _mm_add_ps, _mm_cmple_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_mul_ps, _mm_set1_ps, _mm_sub_ps,
-    };
+    use core::arch::x86_64::{_mm_cmple_ps, _mm_loadu_ps, _mm_movemask_ps};
+    let d = lanes_dist2::<WITH_Z>(axes, p);
+    #[expect(unsafe_code, reason = "a vector load of an array given by reference")]
+    // SAFETY: SSE is part of the x86_64 baseline; the load reads exactly the four `f32`s of `r2`.
+    let within = |r2: &[f32; LANES]| unsafe { _mm_movemask_ps(_mm_cmple_ps(d, _mm_loadu_ps(r2.as_ptr()))) as u32 };
+    (within(r2), within(r2_too))
+}
+
+/// The squared distances of the four points of `axes` from `p`, in SSE: the same operations in
+/// the same order as [`dist2`](crate::visibility::dist2) (the third axis only `WITH_Z`).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn lanes_dist2<const WITH_Z: bool>([x, y, z]: &[[f32; LANES]; 3], p: [f32; 3]) -> core::arch::x86_64::__m128 {
+    use core::arch::x86_64::{_mm_add_ps, _mm_loadu_ps, _mm_mul_ps, _mm_set1_ps, _mm_sub_ps};
     #[expect(
         unsafe_code,
         reason = "the compiler's own vectorisation of this loop shuffled lanes (12-13 instructions \
@@ -288,63 +287,51 @@ fn lanes_within_both<const WITH_Z: bool>(
     unsafe {
         let axis = |v: &[f32; LANES], c: f32| _mm_sub_ps(_mm_loadu_ps(v.as_ptr()), _mm_set1_ps(c));
         let (dx, dy) = (axis(x, p[0]), axis(y, p[1]));
-        let mut d = _mm_add_ps(_mm_mul_ps(dx, dx), _mm_mul_ps(dy, dy));
+        let d = _mm_add_ps(_mm_mul_ps(dx, dx), _mm_mul_ps(dy, dy));
         if WITH_Z {
             let dz = axis(z, p[2]);
-            d = _mm_add_ps(d, _mm_mul_ps(dz, dz));
+            _mm_add_ps(d, _mm_mul_ps(dz, dz))
+        } else {
+            d
         }
-        let within = |r2: &[f32; LANES]| _mm_movemask_ps(_mm_cmple_ps(d, _mm_loadu_ps(r2.as_ptr()))) as u32;
-        (within(r2), within(r2_too))
     }
 }
 
 /// Bits `j` of the four members of `block` ([`band_masks`]): on different sides of `grown` at the
-/// two ends, and of one of `bounds`; the distances as [`lanes_within_both`] computes them, in SSE.
+/// two ends, and of one of `bounds`; the distances as [`lanes_dist2`] computes them, in SSE.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub(super) fn lanes_crossing<const WITH_Z: bool>(
-    block: &Block,
-    now: [f32; 3],
-    start: [f32; 3],
-    grown: f32,
-    bounds: &[f32],
-) -> (u32, u32) {
-    use core::arch::x86_64::{
-        __m128, _mm_add_ps, _mm_cmple_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_mul_ps, _mm_set1_ps, _mm_sub_ps,
-    };
-    #[expect(unsafe_code, reason = "as `lanes_within_both`, whose arithmetic this repeats")]
-    // SAFETY: SSE is part of the x86_64 baseline; each load reads exactly the four `f32`s of an
-    // array it is given by reference.
-    unsafe {
-        let dist2 = |[x, y, z]: &[[f32; LANES]; 3], p: [f32; 3]| {
-            let axis = |v: &[f32; LANES], c: f32| _mm_sub_ps(_mm_loadu_ps(v.as_ptr()), _mm_set1_ps(c));
-            let (dx, dy) = (axis(x, p[0]), axis(y, p[1]));
-            let d = _mm_add_ps(_mm_mul_ps(dx, dx), _mm_mul_ps(dy, dy));
-            if WITH_Z {
-                let dz = axis(z, p[2]);
-                _mm_add_ps(d, _mm_mul_ps(dz, dz))
-            } else {
-                d
-            }
-        };
-        let (d_now, d_start) = (dist2(&block.now, now), dist2(&block.start, start));
-        let within = |d: __m128, r2: f32| _mm_movemask_ps(_mm_cmple_ps(d, _mm_set1_ps(r2))) as u32;
-        let flipped = within(d_now, grown) ^ within(d_start, grown);
-        let crossed = (bounds.iter()).fold(0, |crossed, &b| crossed | (within(d_now, b) ^ within(d_start, b)));
-        (flipped, crossed)
-    }
+pub(super) fn lanes_crossing<const WITH_Z: bool>(block: &Block, test: BandTest) -> (u32, u32) {
+    use core::arch::x86_64::{__m128, _mm_cmple_ps, _mm_movemask_ps, _mm_set1_ps};
+    let BandTest {
+        now,
+        start,
+        grown,
+        bounds,
+    } = test;
+    let (d_now, d_start) = (
+        lanes_dist2::<WITH_Z>(&block.now, now),
+        lanes_dist2::<WITH_Z>(&block.start, start),
+    );
+    #[expect(unsafe_code, reason = "SSE comparisons, as in `lanes_within_both`")]
+    // SAFETY: SSE is part of the x86_64 baseline, so every CPU this code runs on has these
+    // instructions.
+    let within = |d: __m128, r2: f32| unsafe { _mm_movemask_ps(_mm_cmple_ps(d, _mm_set1_ps(r2))) as u32 };
+    let flipped = within(d_now, grown) ^ within(d_start, grown);
+    let crossed = (bounds.iter()).fold(0, |crossed, &b| crossed | (within(d_now, b) ^ within(d_start, b)));
+    (flipped, crossed)
 }
 
 /// [`lanes_crossing`] on other architectures (the third axis only `WITH_Z`, as above).
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-pub(super) fn lanes_crossing<const WITH_Z: bool>(
-    block: &Block,
-    now: [f32; 3],
-    start: [f32; 3],
-    grown: f32,
-    bounds: &[f32],
-) -> (u32, u32) {
+pub(super) fn lanes_crossing<const WITH_Z: bool>(block: &Block, test: BandTest) -> (u32, u32) {
+    let BandTest {
+        now,
+        start,
+        grown,
+        bounds,
+    } = test;
     (0..LANES).fold((0, 0), |(flipped, crossed), j| {
         let at =
             |axes: &[[f32; LANES]; 3], p: [f32; 3]| [axes[0][j], axes[1][j], if WITH_Z { axes[2][j] } else { p[2] }];

@@ -61,13 +61,18 @@ fn seeing_reports_each_members_own_radius_at_both_points() {
     }
 }
 
-fn seeing_reports_each_members_own_radius(with_z: bool) {
-    let mut members = points(150, with_z);
-    // Every third member stepped (its start position one off on each plane axis).
+/// [`points`], every third member stepped (its start position one off on each plane axis).
+fn points_every_third_stepped(n: usize, with_z: bool) -> Vec<Member> {
+    let mut members = points(n, with_z);
     for (i, m) in members.iter_mut().enumerate() {
         let off = if i % 3 == 0 { 1.0 } else { 0.0 };
         m.start_p = [m.p[0] + off, m.p[1] - off, m.p[2]];
     }
+    members
+}
+
+fn seeing_reports_each_members_own_radius(with_z: bool) {
+    let members = points_every_third_stepped(150, with_z);
     let mut pos = Positions::default();
     pos.rebuild(&members);
     let (now, before) = ([0.0, 0.0, 0.0], [1.0, -2.0, 0.0]);
@@ -295,11 +300,7 @@ fn band_crossings_answer_as_the_scalar_distance_tests_at_every_bound() {
     // Lattice points, many at exactly a bound; every third member stepped.
     let bounds = [4.0, 9.0, 16.0];
     for with_z in [true, false] {
-        let mut members = points(150, with_z);
-        for (i, m) in members.iter_mut().enumerate() {
-            let off = if i % 3 == 0 { 1.0 } else { 0.0 };
-            m.start_p = [m.p[0] + off, m.p[1] - off, m.p[2]];
-        }
+        let members = points_every_third_stepped(150, with_z);
         let mut pos = Positions::default();
         pos.rebuild(&members);
         let (now, start, grown) = ([0.0, 0.0, 0.0], [1.0, -1.0, 0.0], 25.0);
@@ -312,7 +313,13 @@ fn band_crossings_answer_as_the_scalar_distance_tests_at_every_bound() {
         };
         for range in [0..150, 1..100, 64..65] {
             let mut got = Vec::new();
-            pos.band_crossings(range.clone(), now, start, grown, &bounds, with_z, |first, crossed| {
+            let test = BandTest {
+                now,
+                start,
+                grown,
+                bounds: &bounds,
+            };
+            pos.band_crossings(range.clone(), test, with_z, |first, crossed| {
                 got.extend((0..64).filter(|j| (crossed >> j) & 1 != 0).map(|j| first + j));
             });
             let whole = range.len() == members.len();
@@ -333,13 +340,19 @@ fn the_band_tests_answer_alike_with_avx_and_without() {
     for (with_z, len) in BATCH_WORLDS {
         let (pos, _) = batch_world(with_z, len);
         for run in pos.blocks.chunks(MASK_BITS / LANES) {
-            let (now, start) = ([0.5, -0.5, 0.0], [1.5, 0.5, 0.0]);
+            let test = BandTest {
+                now: [0.5, -0.5, 0.0],
+                start: [1.5, 0.5, 0.0],
+                grown: 25.0,
+                bounds: &bounds,
+            };
             let (chosen, sse) = if with_z {
-                let chosen = band_masks::<true>(run, now, start, 25.0, &bounds);
-                (chosen, masks::band_masks_sse::<true>(run, now, start, 25.0, &bounds))
+                (band_masks::<true>(run, test), masks::band_masks_sse::<true>(run, test))
             } else {
-                let chosen = band_masks::<false>(run, now, start, 25.0, &bounds);
-                (chosen, masks::band_masks_sse::<false>(run, now, start, 25.0, &bounds))
+                (
+                    band_masks::<false>(run, test),
+                    masks::band_masks_sse::<false>(run, test),
+                )
             };
             assert_eq!(
                 chosen,

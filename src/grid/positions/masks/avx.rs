@@ -10,7 +10,7 @@ use core::arch::x86_64::{
     _mm256_movemask_ps, _mm256_mul_ps, _mm256_set_m128, _mm256_set1_epi32, _mm256_set1_ps, _mm256_sub_ps,
 };
 
-use super::{Block, FlipShape, LANES, lanes_crossing, lanes_within, rect_masks};
+use super::{BandTest, Block, FlipShape, LANES, lanes_crossing, lanes_within, rect_masks};
 
 /// Whether this CPU has AVX (detected once, then read from a cached flag).
 #[inline(always)]
@@ -125,13 +125,7 @@ fn rect_masks8(paired: &[Block], odd: &[Block], now: [f32; 3], start: [f32; 3], 
 /// [`band_masks`](super::band_masks) with AVX, two blocks (eight members) per instruction. The
 /// caller has checked [`available`].
 #[inline(always)]
-pub(super) fn band_masks_checked<const WITH_Z: bool>(
-    blocks: &[Block],
-    now: [f32; 3],
-    start: [f32; 3],
-    grown: f32,
-    bounds: &[f32],
-) -> (u64, u64) {
+pub(super) fn band_masks_checked<const WITH_Z: bool>(blocks: &[Block], test: BandTest) -> (u64, u64) {
     debug_assert!(available(), "AVX should be detected before its masks are asked for");
     #[expect(
         unsafe_code,
@@ -142,21 +136,21 @@ pub(super) fn band_masks_checked<const WITH_Z: bool>(
     // SAFETY: the caller checked `available()`, so this CPU has the AVX instructions the function
     // is compiled with.
     unsafe {
-        band_masks8::<WITH_Z>(blocks, now, start, grown, bounds)
+        band_masks8::<WITH_Z>(blocks, test)
     }
 }
 
 /// [`band_masks_checked`]'s work, compiled for AVX: the squared distances of two blocks' members
-/// at the two ends computed once, compared with `grown` and each of `bounds`; the last block
+/// at the two ends computed once, compared with the grown view's and each bound; the last block
 /// alone by the SSE test when they are odd.
 #[target_feature(enable = "avx")]
-fn band_masks8<const WITH_Z: bool>(
-    blocks: &[Block],
-    now: [f32; 3],
-    start: [f32; 3],
-    grown: f32,
-    bounds: &[f32],
-) -> (u64, u64) {
+fn band_masks8<const WITH_Z: bool>(blocks: &[Block], test: BandTest) -> (u64, u64) {
+    let BandTest {
+        now,
+        start,
+        grown,
+        bounds,
+    } = test;
     let (paired, odd) = blocks.split_at(blocks.len() & !1);
     let (mut flips, mut crossings) = (0u64, 0u64);
     let grown8 = _mm256_set1_ps(grown);
@@ -174,7 +168,7 @@ fn band_masks8<const WITH_Z: bool>(
         crossings |= u64::from(crossed) << shift;
     }
     if let [block] = odd {
-        let (flipped, crossed) = lanes_crossing::<WITH_Z>(block, now, start, grown, bounds);
+        let (flipped, crossed) = lanes_crossing::<WITH_Z>(block, test);
         let shift = paired.len() * LANES;
         (flips, crossings) = (
             flips | u64::from(flipped) << shift,
