@@ -251,9 +251,9 @@ pub(super) fn judge_into<'a>(
 /// flip scan recorded the rest, `flip::record_band_crossings`.) Left out when the observer did
 /// not move (at `p`, where it has stayed), sees the target at both ends (`both`), and the target,
 /// keeping its rules, stays in one of the observer's [`QuietBands`](crate::index::QuietBands)
-/// (given by the layer): the layer's pass would leave it as it is. Out of line, so the scans' loops stay as
-/// they were without it (`headless_simulation` 50k, no view-model component, callgrind: 99.4 M
-/// instructions an update before seers, 99.6 M after).
+/// (given by the layer): the layer's pass would leave it as it is. Out of line, so the scans'
+/// loops stay as they were without it (`headless_simulation` 50k, no view-model component,
+/// callgrind: 99.4 M instructions an update before seers, 99.6 M after).
 #[inline(never)]
 fn record_seer(
     touches: &Touches,

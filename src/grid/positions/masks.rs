@@ -168,8 +168,8 @@ pub(super) fn flip_masks<const WITH_Z: bool>(
 /// the members that flip for the disc of squared radius `test.grown` (within it around
 /// `test.now`, their positions now, and not around `test.start`, their start positions, or the
 /// other way round), and those whose squared distances at the two ends lie on different sides of
-/// one of `test.bounds` (`d > bound`, as the view layer tests them). Each member's two distances are computed once for
-/// all the bounds; with AVX, two blocks per instruction ([`avx`]).
+/// one of `test.bounds` (`d > bound`, as the view layer tests them). Each member's two distances
+/// are computed once for all the bounds; with AVX, two blocks per instruction ([`avx`]).
 ///
 /// [`Positions::band_crossings`]: super::Positions::band_crossings
 #[inline(always)]

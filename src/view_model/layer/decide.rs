@@ -194,8 +194,8 @@ impl Pass {
     /// its seers by [`Self::mark_seers`]) that keeps a view-model component, its view `view`.
     /// Unless `judged` is [`Judged::Every`], neither it (but for a move its flip scan reported)
     /// nor its view changed and nothing waits for its budget, so only its changed and lingering
-    /// targets are looked at ([`Self::hold_linger_or_leave`]). Whether anything it shows changed (its set is to be
-    /// written).
+    /// targets are looked at ([`Self::hold_linger_or_leave`]). Whether anything it shows changed
+    /// (its set is to be written).
     pub(super) fn decide(
         &mut self,
         st: &mut Owned,

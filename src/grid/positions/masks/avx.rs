@@ -142,8 +142,8 @@ pub(super) fn band_masks_checked<const WITH_Z: bool>(blocks: &[Block], test: Ban
 
 /// [`band_masks_checked`]'s work, compiled for AVX: the squared distances of two blocks' members
 /// at the two ends computed once, compared with `grown` and each of `bounds` (as scalars: with the
-/// [`BandTest`] itself, 26% more instructions here, callgrind, uniform 10k with `--tiers`); the last block
-/// alone by the SSE test when they are odd.
+/// [`BandTest`] itself, 26% more instructions here, callgrind, uniform 10k with `--tiers`); the
+/// last block alone by the SSE test when they are odd.
 #[target_feature(enable = "avx")]
 fn band_masks8<const WITH_Z: bool>(
     blocks: &[Block],
