@@ -47,8 +47,8 @@
 //! instructions an update); where everyone moves 3–5% dearer (`PERFORMANCE.md`). An observer that
 //! only moved judged by its seers, and a lingering target judged only when due (stop 62, uniform
 //! 50k, one thread, three alternating runs): `--hysteresis 10` 93.3–95.8 → 84.6–89.0 ms, `--tiers`
-//! 114.4–125.2 → 85.9–89.0, `--budget 8` 76.6–92.5 → 52.4–58.6 (callgrind at 10k: 204.0 → 165.2,
-//! 202.6 → 166.5, 146.0 → 99.7 M instructions an update).
+//! 114.4–125.2 → 85.9–89.0, `--budget 8` 76.6–92.5 → 52.4–58.6 (callgrind at 10k: 204.0 → 164.3,
+//! 202.6 → 165.7, 146.0 → 99.8 M instructions an update).
 //!
 //! Here: the layer's state, its system and the serial end of its update; each observer's pass
 //! (which observers are looked at, and how each is judged) in [`look`], the decisions for an
