@@ -303,22 +303,16 @@ fn lanes_dist2<const WITH_Z: bool>([x, y, z]: &[[f32; LANES]; 3], p: [f32; 3]) -
 #[inline(always)]
 pub(super) fn lanes_crossing<const WITH_Z: bool>(block: &Block, test: BandTest) -> (u32, u32) {
     use core::arch::x86_64::{__m128, _mm_cmple_ps, _mm_movemask_ps, _mm_set1_ps};
-    let BandTest {
-        now,
-        start,
-        grown,
-        bounds,
-    } = test;
     let (d_now, d_start) = (
-        lanes_dist2::<WITH_Z>(&block.now, now),
-        lanes_dist2::<WITH_Z>(&block.start, start),
+        lanes_dist2::<WITH_Z>(&block.now, test.now),
+        lanes_dist2::<WITH_Z>(&block.start, test.start),
     );
     #[expect(unsafe_code, reason = "SSE comparisons, as in `lanes_within_both`")]
     // SAFETY: SSE is part of the x86_64 baseline, so every CPU this code runs on has these
     // instructions.
     let within = |d: __m128, r2: f32| unsafe { _mm_movemask_ps(_mm_cmple_ps(d, _mm_set1_ps(r2))) as u32 };
-    let flipped = within(d_now, grown) ^ within(d_start, grown);
-    let crossed = (bounds.iter()).fold(0, |crossed, &b| crossed | (within(d_now, b) ^ within(d_start, b)));
+    let flipped = within(d_now, test.grown) ^ within(d_start, test.grown);
+    let crossed = (test.bounds.iter()).fold(0, |crossed, &b| crossed | (within(d_now, b) ^ within(d_start, b)));
     (flipped, crossed)
 }
 
@@ -326,20 +320,15 @@ pub(super) fn lanes_crossing<const WITH_Z: bool>(block: &Block, test: BandTest) 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 pub(super) fn lanes_crossing<const WITH_Z: bool>(block: &Block, test: BandTest) -> (u32, u32) {
-    let BandTest {
-        now,
-        start,
-        grown,
-        bounds,
-    } = test;
+    let (now, start) = (test.now, test.start);
     (0..LANES).fold((0, 0), |(flipped, crossed), j| {
         let at =
             |axes: &[[f32; LANES]; 3], p: [f32; 3]| [axes[0][j], axes[1][j], if WITH_Z { axes[2][j] } else { p[2] }];
         let d_now = crate::visibility::dist2(at(&block.now, now), now);
         let d_start = crate::visibility::dist2(at(&block.start, start), start);
         let differs = |b: f32| (d_now <= b) != (d_start <= b);
-        let bit = u32::from(bounds.iter().any(|&b| differs(b))) << j;
-        (flipped | u32::from(differs(grown)) << j, crossed | bit)
+        let bit = u32::from(test.bounds.iter().any(|&b| differs(b))) << j;
+        (flipped | u32::from(differs(test.grown)) << j, crossed | bit)
     })
 }
 
