@@ -268,7 +268,7 @@ fn record_seer(
         return;
     }
     // A moving observer (judged as a stepping one by a jumped target) was at `p` only now: its
-    // seer is recorded in any case, and its flip scan touched it.
+    // seer is recorded in any case (it is touched already, having changed).
     let moved = touches.is_changed(o);
     if !moved && both && before.rules == now.rules && touches.stays_in_band(o, dist2(p, before.p), dist2(p, now.p)) {
         return;
