@@ -1,0 +1,105 @@
+//! The view model where the observer itself steps: its flip scan reports what its move can
+//! change (the targets crossing its view's edge, a tier threshold, or jumping), and the view
+//! layer judges only those and its due lingering targets.
+
+use bevy_aoi::prelude::*;
+use bevy_ecs::prelude::*;
+
+use super::{margin_two, pair, walk};
+use crate::harness::Checked;
+
+/// Moves observer `o` to `x` (a step under the step limit), runs a checked update, asserts that
+/// it took the stepping path, and says whether it shows `t`.
+fn step_observer(app: &mut Checked, o: Entity, t: Entity, x: f32) -> bool {
+    app.world().get_mut::<Position>(o).unwrap().x = x;
+    app.update();
+    assert_eq!(
+        app.world().resource::<AoiStats>().stepped,
+        1,
+        "the observer should have stepped (its flip scan reports what its move changed)"
+    );
+    app.world().get::<InterestSet>(o).unwrap().contains(t)
+}
+
+#[test]
+fn an_observer_stepping_across_its_view_edge_lets_a_target_in_and_holds_it_walking_away() {
+    // The target stands in the margin, listed (within the grown view) but not shown: only the
+    // observer's own move brings it within the view. Each step crosses a band's bound without
+    // crossing the grown view's edge.
+    let (mut app, o, t) = pair(margin_two(0), 11.0);
+    app.update();
+    assert!(!step_observer(&mut app, o, t, 0.5), "at 10.5 it should not enter");
+    assert!(step_observer(&mut app, o, t, 1.0), "on the radius it should enter");
+    let held = |app: &mut Checked| app.world().resource::<AoiStats>().held;
+    assert_eq!(held(&mut app), 0, "within the view it is not held");
+    assert!(step_observer(&mut app, o, t, 0.0), "at 11 it should be held");
+    assert_eq!(held(&mut app), 1, "beyond the view it is held by the margin");
+    assert!(step_observer(&mut app, o, t, -1.0), "at 12 it should be held");
+    assert!(step_observer(&mut app, o, t, 0.0), "back at 11 it should be held");
+    assert!(step_observer(&mut app, o, t, 1.5), "back within the view");
+    assert_eq!(held(&mut app), 0, "within the view it is not held");
+    assert_eq!(
+        app.world().resource::<AoiStats>().returned,
+        1,
+        "it came back within the view"
+    );
+    for x in [0.5, -0.5] {
+        step_observer(&mut app, o, t, x);
+    }
+    assert!(!step_observer(&mut app, o, t, -1.5), "beyond 12 it should leave");
+}
+
+#[test]
+fn an_observer_stepping_across_a_tier_threshold_retiers_its_target() {
+    let (mut app, o, t) = pair(ViewTiers::new([5.0]), 5.5);
+    app.update();
+    let tier = |app: &mut Checked| app.world().get::<InterestSet>(o).unwrap().tier_of(t);
+    assert_eq!(tier(&mut app), Some(1), "beyond 5 it should be in the far tier");
+    assert!(step_observer(&mut app, o, t, 1.0), "it stays in view");
+    assert_eq!(tier(&mut app), Some(0), "within 5 it should be in the near tier");
+    assert!(step_observer(&mut app, o, t, 0.0), "it stays in view");
+    assert_eq!(tier(&mut app), Some(1), "beyond 5 again it should be in the far tier");
+}
+
+#[test]
+fn a_target_jumping_in_and_out_of_a_stepping_observers_view_enters_and_leaves() {
+    // A jump is decided by the target's own scan, not by the observer's flip scan.
+    let (mut app, o, t) = pair(margin_two(0), 50.0);
+    app.update();
+    app.world().get_mut::<Position>(t).unwrap().x = 4.0;
+    assert!(step_observer(&mut app, o, t, 1.0), "a target jumping into view enters");
+    app.world().get_mut::<Position>(t).unwrap().x = 60.0;
+    assert!(
+        !step_observer(&mut app, o, t, 2.0),
+        "a target jumping out of view leaves"
+    );
+}
+
+#[test]
+fn a_lingering_target_beyond_the_view_retiers_as_its_observer_steps_away() {
+    // A threshold beyond the radius: where the observer is sets a lingering target's tier too.
+    // With nothing else in view, the observer takes the flip scan only with no minimum seen.
+    let features = (margin_two(10), ViewTiers::new([15.0]));
+    let (mut app, o, t) = pair(features, 5.0);
+    app.world().insert_resource(AoiSettings {
+        flip_scan_min_seen: 0,
+        ..Default::default()
+    });
+    assert!(walk(&mut app, o, t, 13.0), "beyond 12: lingers");
+    let tier = |app: &mut Checked| app.world().get::<InterestSet>(o).unwrap().tier_of(t);
+    assert_eq!(
+        tier(&mut app),
+        Some(0),
+        "within the threshold it stays in the near tier"
+    );
+    for x in [-1.0, -2.0, -3.0, -4.0] {
+        assert!(step_observer(&mut app, o, t, x), "still lingering");
+        assert_eq!(tier(&mut app), Some(0), "within threshold and margin it stays near");
+    }
+    assert!(step_observer(&mut app, o, t, -5.0), "still lingering");
+    assert_eq!(
+        tier(&mut app),
+        Some(1),
+        "beyond threshold and margin it is in the far tier"
+    );
+}
