@@ -273,6 +273,18 @@ pub fn add_towers(app: &mut App, side: f32, k: usize, r_big: f32, walking: bool)
     }
 }
 
+/// Adds `k` standing `Always`-visible entities (world-wide beacons: every observer sees them at
+/// any distance) spread over the map on a grid, to an app whose map side is `side`.
+pub fn add_beacons(app: &mut App, side: f32, k: usize) {
+    let per_row = (k as f64).sqrt().ceil() as usize;
+    for i in 0..k {
+        let (col, row) = ((i % per_row) as f32, (i / per_row) as f32);
+        let at = |c: f32| (c + 0.5) / per_row as f32 * side;
+        app.world_mut()
+            .spawn((Position::new(at(col), at(row)), AoiVisibility::Always));
+    }
+}
+
 /// Gives every walker of `app` a height in `0..side / 8`, drawn from its number (for the 3D
 /// workload, with a [`Plane::XYZ`] plugin; walkers keep their height as they move).
 pub fn lift(app: &mut App, side: f32) {

@@ -13,7 +13,7 @@
 //! observer (`--hysteresis MARGIN`, `--budget N`, `--tiers`), and the mixed-radii workload's big
 //! observers (`--towers K --tower-radius R`, standing, or walking with `--towers-walk`), the
 //! `Watched` marker counted by every observer (`--watched`), `Watchers` on some observers
-//! (`--watchers N`); and
+//! (`--watchers N`), standing `Always`-visible beacons (`--always N`); and
 //! between updates, untimed, `--evict-mib N` (the data pushed out of the caches, as the bench
 //! report's baselines also do) and `--pause-ms N` (a sleep, as a server's between ticks);
 //! `--pin-threads` pins each compute thread to a CPU of its own.
@@ -88,6 +88,10 @@ struct Args {
     /// The big observers walk 5 units a tick (else they stand).
     #[arg(long)]
     towers_walk: bool,
+    /// Adds this many standing `Always`-visible entities spread over the map (beacons every
+    /// observer sees at any distance).
+    #[arg(long, default_value_t = 0)]
+    always: usize,
     /// Keeps the `Watched` marker (`AoiPlugin::watched`) with every observer counting (the
     /// feature's worst case: a count per message).
     #[arg(long)]
@@ -160,6 +164,9 @@ fn main() {
     }
     if args.watchers > 0 {
         workload::add_to_first_observers(&mut app, args.watchers, Watchers::default());
+    }
+    if args.always > 0 {
+        workload::add_beacons(&mut app, side, args.always);
     }
     if args.towers > 0 {
         workload::add_towers(&mut app, side, args.towers, args.tower_radius, args.towers_walk);

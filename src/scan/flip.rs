@@ -18,7 +18,7 @@ use crate::{
     index::{Seer, TIER_BOUNDS, Touches},
     lists::remove_seen,
     slot::Slot,
-    visibility::TargetState,
+    visibility::{TargetState, dist2},
 };
 
 /// A stepping observer's flip scan: each member of its window (a jumped target's pair is decided
@@ -167,14 +167,15 @@ pub(super) fn flip_scan_batch(
 struct BandBounds {
     bounds: [f32; 1 + TIER_BOUNDS],
     len: usize,
+    /// With tiers, where its instance has `Always` targets: all of its bounds, which their
+    /// tiers follow at any distance ([`record_always_crossings`]).
+    always: Option<[f32; 1 + TIER_BOUNDS]>,
 }
 
 /// For the view layer: whether the flip scan of stepping observer `o` records its seers, and the
 /// bounds of its band pass ([`record_band_crossings`]). It does if the layer owns it, it only
 /// moved this tick (its view-model components are as they were), and the layer gave it
-/// [`QuietBands`](crate::index::QuietBands); with tiers, not where its instance has `Always`
-/// targets (their tiers change with the distance, and no distance test finds them; without tiers
-/// nothing of theirs depends on it). Nothing to ask while the layer owns no observer.
+/// [`QuietBands`](crate::index::QuietBands). Nothing to ask while the layer owns no observer.
 #[inline]
 fn band_bounds(view: View, o: u32) -> Option<BandBounds> {
     view.touches.and_then(|touches| owned_band_bounds(view, touches, o))
@@ -189,12 +190,15 @@ fn owned_band_bounds(view: View, touches: &Touches, o: u32) -> Option<BandBounds
     }
     let bands = touches.quiet_bands(o)?;
     let me = &view.slots[o as usize];
-    if bands.tiers.is_some() && view.always.get(&me.rules.instance).is_some_and(|a| !a.is_empty()) {
-        return None;
-    }
+    let has_always = view.always.get(&me.rules.instance).is_some_and(|a| !a.is_empty());
     let mut within = BandBounds {
         bounds: [0.0; 1 + TIER_BOUNDS],
         len: 0,
+        always: bands.tiers.filter(|_| has_always).map(|tiers| {
+            let mut all = [bands.edge; 1 + TIER_BOUNDS];
+            all[1..].copy_from_slice(&tiers);
+            all
+        }),
     };
     for b in core::iter::once(bands.edge).chain(bands.tiers.into_iter().flatten()) {
         if b < me.r2 {
@@ -231,6 +235,9 @@ fn record_band_crossings(
     let entered = scratch.enters.pairs[flipped.0..].iter().map(|&(_, t)| (t, true));
     let left = scratch.leaves[flipped.1..].iter().map(|&(_, t)| (t, false));
     scratch.band_seers.extend(entered.chain(left).map(seer));
+    if let Some(bounds) = bands.always {
+        record_always_crossings(view, o, &bounds, &mut scratch.band_seers);
+    }
     if bands.len == 0 {
         return;
     }
@@ -263,6 +270,43 @@ fn record_band_crossings(
             });
         },
     );
+}
+
+/// For the view layer, the `Always` targets of a moving tiered observer's instance among its
+/// seers ([`record_band_crossings`]): those it sees whose distances at the two ends lie on
+/// different sides of one of `bounds` (all of its [`QuietBands`], the view's edge among them: an
+/// `Always` target is seen at any distance, and its tier follows it). No distance test of the
+/// window finds them (a flip scan leaves them to their instance's list, and they may stand
+/// beyond it), so each is tested here, two distances a target, a stepping one from where it
+/// started (where everyone moves, no target scan runs to touch its observers,
+/// [`Touches::touch_everyone`]). A jumped one is left to its own target scan, which records its
+/// seers.
+///
+/// [`QuietBands`]: crate::index::QuietBands
+#[inline(never)]
+fn record_always_crossings(view: View, o: u32, bounds: &[f32], seers: &mut Vec<Seer>) {
+    let me = &view.slots[o as usize];
+    let (now, start) = (me.p, view.starts[o as usize]);
+    let always = view.always.get(&me.rules.instance).map_or(&[][..], Vec::as_slice);
+    for &a in always {
+        let target = &view.slots[a as usize];
+        if a == o || me.rules.sees & target.rules.member == 0 || target.jumped() {
+            continue;
+        }
+        let started = if target.on_shortlist() {
+            view.starts[a as usize]
+        } else {
+            target.p
+        };
+        let (before, after) = (dist2(start, started), dist2(now, target.p));
+        if bounds.iter().any(|&b| (before > b) != (after > b)) {
+            seers.push(Seer {
+                observer: o,
+                target: a,
+                sees_now: true,
+            });
+        }
+    }
 }
 
 /// A run of members (from `first`, in `cell`) with flips of one observer of a

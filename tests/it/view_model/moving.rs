@@ -103,3 +103,66 @@ fn a_lingering_target_beyond_the_view_retiers_as_its_observer_steps_away() {
         "beyond threshold and margin it is in the far tier"
     );
 }
+
+/// [`pair`] with a tiered observer (one threshold at 20, beyond its radius of 10) and an
+/// `Always`-visible target at `x`, the observer taking the flip scan with nothing else in view.
+fn tiered_and_always(x: f32) -> (Checked, Entity, Entity) {
+    let (mut app, o, t) = pair(ViewTiers::new([20.0]), x);
+    app.world().entity_mut(t).insert(AoiVisibility::Always);
+    app.world().insert_resource(AoiSettings {
+        flip_scan_min_seen: 0,
+        ..Default::default()
+    });
+    app.update();
+    (app, o, t)
+}
+
+#[test]
+fn an_observer_stepping_across_a_tier_threshold_retiers_an_always_target_beyond_its_view() {
+    // The target stands beyond the view, seen only because it is `Always` visible: no distance
+    // test of the observer's window finds it, so its tier is tested on its own.
+    let (mut app, o, t) = tiered_and_always(20.5);
+    let tier = |app: &mut Checked| app.world().get::<InterestSet>(o).unwrap().tier_of(t);
+    assert_eq!(tier(&mut app), Some(1), "beyond 20 it should be in the far tier");
+    assert!(step_observer(&mut app, o, t, 1.0), "an Always target stays in view");
+    assert_eq!(tier(&mut app), Some(0), "within 20 it should be in the near tier");
+    assert!(step_observer(&mut app, o, t, 0.0), "an Always target stays in view");
+    assert_eq!(tier(&mut app), Some(1), "beyond 20 again it should be in the far tier");
+}
+
+#[test]
+fn a_stepping_always_target_retiers_for_a_stepping_observer_where_nobody_stands_still() {
+    // Both step and nobody else is there, so no target scan runs: the observer's scan tests the
+    // target from where it started. The observer steps across the line between them, which
+    // alone would leave the target beyond the threshold.
+    let (mut app, o, t) = tiered_and_always(20.5);
+    let tier = |app: &mut Checked| app.world().get::<InterestSet>(o).unwrap().tier_of(t);
+    assert_eq!(tier(&mut app), Some(1), "beyond 20 it should be in the far tier");
+    app.world().get_mut::<Position>(o).unwrap().y = 0.5;
+    app.world().get_mut::<Position>(t).unwrap().x = 19.6;
+    app.update();
+    assert_eq!(
+        app.world().resource::<AoiStats>().stepped,
+        2,
+        "both should have stepped"
+    );
+    assert_eq!(tier(&mut app), Some(0), "within 20 it should be in the near tier");
+}
+
+#[test]
+fn a_jumping_always_target_retiers_for_a_stepping_observer() {
+    // The jump is the target's own scan's to report, the step the observer's.
+    let (mut app, o, t) = tiered_and_always(20.5);
+    let tier = |app: &mut Checked| app.world().get::<InterestSet>(o).unwrap().tier_of(t);
+    for (y, x, want) in [(0.5, 5.0, 0), (1.0, 30.0, 1)] {
+        app.world().get_mut::<Position>(o).unwrap().y = y;
+        app.world().get_mut::<Position>(t).unwrap().x = x;
+        app.update();
+        assert_eq!(
+            app.world().resource::<AoiStats>().stepped,
+            1,
+            "the observer should have stepped, the target jumped"
+        );
+        assert_eq!(tier(&mut app), Some(want), "at {x} the tier should be {want}");
+    }
+}
