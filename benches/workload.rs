@@ -269,19 +269,34 @@ pub fn add_towers(app: &mut App, side: f32, k: usize, r_big: f32, walking: bool)
             .spawn((Position::new(at(col), at(row)), ViewRange::new(r_big), Tower(heading)));
     }
     if walking {
-        app.insert_resource(TowerMap(side)).add_systems(Update, move_towers);
+        walk_towers(app, side);
     }
 }
 
-/// Adds `k` standing `Always`-visible entities (world-wide beacons: every observer sees them at
-/// any distance) spread over the map on a grid, to an app whose map side is `side`.
-pub fn add_beacons(app: &mut App, side: f32, k: usize) {
+/// Adds `k` `Always`-visible entities (world-wide beacons: every observer sees them at any
+/// distance) spread over the map on a grid, to an app whose map side is `side`. When `walking`,
+/// they move as the towers of [`app_mixed`] do.
+pub fn add_beacons(app: &mut App, side: f32, k: usize, walking: bool) {
     let per_row = (k as f64).sqrt().ceil() as usize;
     for i in 0..k {
         let (col, row) = ((i % per_row) as f32, (i / per_row) as f32);
         let at = |c: f32| (c + 0.5) / per_row as f32 * side;
-        app.world_mut()
+        let mut beacon = app
+            .world_mut()
             .spawn((Position::new(at(col), at(row)), AoiVisibility::Always));
+        if walking {
+            beacon.insert(Tower(i as f32 * 2.399_963));
+        }
+    }
+    if walking {
+        walk_towers(app, side);
+    }
+}
+
+/// Moves the entities with a [`Tower`] every update ([`move_towers`]), once however often asked.
+fn walk_towers(app: &mut App, side: f32) {
+    if !app.world().contains_resource::<TowerMap>() {
+        app.insert_resource(TowerMap(side)).add_systems(Update, move_towers);
     }
 }
 

@@ -13,8 +13,8 @@
 //! observer (`--hysteresis MARGIN`, `--budget N`, `--tiers`), and the mixed-radii workload's big
 //! observers (`--towers K --tower-radius R`, standing, or walking with `--towers-walk`), the
 //! `Watched` marker counted by every observer (`--watched`), `Watchers` on some observers
-//! (`--watchers N`), standing `Always`-visible beacons (`--always N`); and
-//! between updates, untimed, `--evict-mib N` (the data pushed out of the caches, as the bench
+//! (`--watchers N`), `Always`-visible beacons (`--always N`, standing, or walking with
+//! `--always-walk`); and between updates, untimed, `--evict-mib N` (the data pushed out of the caches, as the bench
 //! report's baselines also do) and `--pause-ms N` (a sleep, as a server's between ticks);
 //! `--pin-threads` pins each compute thread to a CPU of its own.
 
@@ -92,6 +92,9 @@ struct Args {
     /// observer sees at any distance).
     #[arg(long, default_value_t = 0)]
     always: usize,
+    /// The beacons walk 5 units a tick (else they stand).
+    #[arg(long)]
+    always_walk: bool,
     /// Keeps the `Watched` marker (`AoiPlugin::watched`) with every observer counting (the
     /// feature's worst case: a count per message).
     #[arg(long)]
@@ -166,7 +169,7 @@ fn main() {
         workload::add_to_first_observers(&mut app, args.watchers, Watchers::default());
     }
     if args.always > 0 {
-        workload::add_beacons(&mut app, side, args.always);
+        workload::add_beacons(&mut app, side, args.always, args.always_walk);
     }
     if args.towers > 0 {
         workload::add_towers(&mut app, side, args.towers, args.tower_radius, args.towers_walk);

@@ -1,6 +1,6 @@
 //! Which observers the view layer must look at this update ([`Touches`]).
 
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::{bits, slot::Slot};
 
@@ -19,8 +19,6 @@ pub(crate) struct Touches {
     marks: Vec<AtomicU32>,
     /// This update's number (0 is never one, so fresh marks never match).
     epoch: u32,
-    /// An `Always`-visible target stepped: its tier may change for any observer of its instance.
-    everyone: AtomicBool,
     /// Per slot, one bit: whether change pickup observed it this update (it or one of its
     /// components changed, or it was despawned). A pair with neither end changed is judged as it
     /// was last update, so the layer's pass over an owned observer that did not change looks only
@@ -63,7 +61,6 @@ impl Touches {
             self.marks.iter_mut().for_each(|m| *m.get_mut() = 0);
             self.epoch = 1;
         }
-        *self.everyone.get_mut() = false;
         if self.any_changed {
             self.changed.iter_mut().for_each(|bits| *bits = 0);
             self.more_than_moved.iter_mut().for_each(|bits| *bits = 0);
@@ -144,6 +141,11 @@ impl Touches {
         }
     }
 
+    /// The slots the view layer owns, ascending: `O(slots / 64 + owned)`.
+    pub fn owned_slots(&self) -> impl Iterator<Item = u32> + '_ {
+        bits::iter(&self.owned).map(|s| s as u32)
+    }
+
     /// Whether the view layer owns slot `s` ([`Self::set_owned`]).
     #[inline]
     pub fn is_owned(&self, s: u32) -> bool {
@@ -199,6 +201,15 @@ impl Touches {
         })
     }
 
+    /// Whether owned observer slot `o`'s judgement of an `Always` target it sees may change with
+    /// the distance as far as the scans can tell: it has tiers, or the layer gave it no
+    /// [`QuietBands`] (without tiers such a target is in its view at any distance).
+    #[inline]
+    pub fn always_by_distance(&self, o: u32) -> bool {
+        let at = o as usize;
+        !bits::contains(&self.banded, at) || bits::contains(&self.tiered, at)
+    }
+
     /// Whether a target at squared distances `before` and `now` from owned observer slot `o`
     /// stays in one of its [`QuietBands`] (`false` when the layer gave none): as
     /// [`QuietBands::same_band`], with one lookup of 4 bytes for an observer without tiers.
@@ -220,20 +231,9 @@ impl Touches {
         bits::remove(&mut self.banded, s as usize);
     }
 
-    /// Marks every observer as touched.
-    pub fn touch_everyone(&self) {
-        self.everyone.store(true, Ordering::Relaxed);
-    }
-
     /// Whether observer slot `o` was touched this update.
     pub fn is_touched(&self, o: u32) -> bool {
-        self.touched_everyone() || self.marks[o as usize].load(Ordering::Relaxed) == self.epoch
-    }
-
-    /// Whether [`Self::touch_everyone`] was called this update: then a target changed that no
-    /// [`Seer`] names.
-    pub fn touched_everyone(&self) -> bool {
-        self.everyone.load(Ordering::Relaxed)
+        self.marks[o as usize].load(Ordering::Relaxed) == self.epoch
     }
 
     /// Heap bytes held.
@@ -351,6 +351,10 @@ mod tests {
         assert!(
             !touches.stays_in_band(0, 1.0, 1.0),
             "an observer given no bands records every seer"
+        );
+        assert!(
+            !touches.always_by_distance(1) && touches.always_by_distance(2) && touches.always_by_distance(0),
+            "an Always target's judgement follows the distance with tiers or without bands only"
         );
         touches.set_owned(1, true);
         assert!(!touches.stays_in_band(1, 1.0, 1.0), "changing hands forgets the bands");

@@ -278,8 +278,8 @@ fn record_band_crossings(
 /// `Always` target is seen at any distance, and its tier follows it). No distance test of the
 /// window finds them (a flip scan leaves them to their instance's list, and they may stand
 /// beyond it), so each is tested here, two distances a target, a stepping one from where it
-/// started (where everyone moves, no target scan runs to touch its observers,
-/// [`Touches::touch_everyone`]). A jumped one is left to its own target scan, which records its
+/// started (its target scan names it only to the observers that did not change, and where
+/// everyone moves none runs). A jumped one is left to its own target scan, which records its
 /// seers.
 ///
 /// [`QuietBands`]: crate::index::QuietBands

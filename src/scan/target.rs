@@ -73,9 +73,10 @@ pub(crate) fn target(
     if !me.jumped() && (!any_clean || me.rules.mode != AoiVisibility::Normal) {
         // A stepping `Always` target's tier may change for any observer of its instance.
         if let Some(touches) = view.touches
+            && any_clean
             && me.rules.mode == AoiVisibility::Always
         {
-            touches.touch_everyone();
+            record_always_seers(view, touches, ch, &mut scratch.seers);
         }
         return;
     }
@@ -275,6 +276,38 @@ fn record_seer(
     }
     touches.touch(o);
     seers.push(seer);
+}
+
+/// For the view layer, the seers of a stepping `Always` target: the owned observers of its
+/// instance that did not change, see its layers and may judge it by the distance
+/// ([`Touches::always_by_distance`]: with tiers, its tier follows the distance at any distance),
+/// recorded as [`record_seer`] records a target seen at both ends (left out where it stays in one
+/// of the observer's quiet bands). Those that changed are left to their own flip scans
+/// (`flip::record_always_crossings`), or judge everything they show.
+/// `O(owned observers)` a stepping `Always` target, each one's slot read. Out of line, as
+/// [`record_seer`].
+#[inline(never)]
+fn record_always_seers(view: View, touches: &Touches, ch: &Change, seers: &mut Vec<Seer>) {
+    let me = &view.slots[ch.slot as usize];
+    let now = me.target();
+    let before = TargetState { p: ch.old_p, ..now };
+    for o in touches.owned_slots() {
+        // The bits first: the slot is read only for those that may judge it so.
+        if o == ch.slot || touches.is_changed(o) || !touches.always_by_distance(o) {
+            continue;
+        }
+        let observer = &view.slots[o as usize];
+        let (rules, target) = (&observer.rules, &me.rules);
+        if rules.instance != target.instance || rules.sees & target.member == 0 {
+            continue;
+        }
+        let seer = Seer {
+            observer: o,
+            target: ch.slot,
+            sees_now: true,
+        };
+        record_seer(touches, seers, seer, observer.p, (&before, &now), true);
+    }
 }
 
 /// Judges the clean observers of a run of `cell`'s members from `start` against a stepping

@@ -301,7 +301,7 @@ impl<'a> LingeringDue<'a> {
 /// knows are stale) or a target changed that no seer names; of one that only moved, the same when
 /// its flip scan recorded its seers ([`moved_by_bands`]); else every one.
 fn judging(st: &Owned, index: &AoiIndex, seers: &SeersByObserver) -> Judged {
-    let seers_name_all = st.renumbers == index.renumbers() && !index.touches.touched_everyone();
+    let seers_name_all = st.renumbers == index.renumbers();
     if is_quiet(st, index) {
         if seers_name_all { Judged::Seers } else { Judged::Walked }
     } else if seers_name_all && moved_by_bands(st, index, seers) {

@@ -166,3 +166,44 @@ fn a_jumping_always_target_retiers_for_a_stepping_observer() {
         assert_eq!(tier(&mut app), Some(want), "at {x} the tier should be {want}");
     }
 }
+
+#[test]
+fn a_stepping_always_target_retiers_for_an_observer_standing_and_one_stepping() {
+    // The standing observer learns of the step from the target's scan, the stepping one from its
+    // own: each once.
+    let (mut app, standing, t) = tiered_and_always(20.5);
+    let stepping = app
+        .world()
+        .spawn((Position::new(0.0, 2.0), ViewRange::new(10.0), ViewTiers::new([20.0])))
+        .id();
+    app.update();
+    let tier = |app: &mut Checked, o: Entity| app.world().get::<InterestSet>(o).unwrap().tier_of(t);
+    assert_eq!(
+        tier(&mut app, standing),
+        Some(1),
+        "beyond 20 it should be in the far tier"
+    );
+    assert_eq!(
+        tier(&mut app, stepping),
+        Some(1),
+        "beyond 20 it should be in the far tier"
+    );
+    app.world().get_mut::<Position>(stepping).unwrap().y = 2.5;
+    app.world().get_mut::<Position>(t).unwrap().x = 19.6;
+    app.update();
+    assert_eq!(
+        app.world().resource::<AoiStats>().stepped,
+        2,
+        "the target and one observer should have stepped"
+    );
+    assert_eq!(
+        tier(&mut app, standing),
+        Some(0),
+        "at 19.6 it should be in the near tier"
+    );
+    assert_eq!(
+        tier(&mut app, stepping),
+        Some(0),
+        "at 19.8 it should be in the near tier"
+    );
+}
