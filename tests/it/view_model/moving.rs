@@ -117,17 +117,39 @@ fn tiered_and_always(x: f32) -> (Checked, Entity, Entity) {
     (app, o, t)
 }
 
+/// The tier in which observer `o` shows `t`.
+fn tier(app: &mut Checked, o: Entity, t: Entity) -> Option<u8> {
+    app.world().get::<InterestSet>(o).unwrap().tier_of(t)
+}
+
+/// Moves observer `o` to `y` on the y axis and target `t` to `x` on the x axis, runs a checked
+/// update, and asserts that `stepped` entities stepped (the others jumped or stood).
+fn move_both(app: &mut Checked, (o, y): (Entity, f32), (t, x): (Entity, f32), stepped: usize) {
+    app.world().get_mut::<Position>(o).unwrap().y = y;
+    app.world().get_mut::<Position>(t).unwrap().x = x;
+    app.update();
+    assert_eq!(
+        app.world().resource::<AoiStats>().stepped,
+        stepped,
+        "{stepped} of the observer and the target should have stepped"
+    );
+}
+
 #[test]
 fn an_observer_stepping_across_a_tier_threshold_retiers_an_always_target_beyond_its_view() {
     // The target stands beyond the view, seen only because it is `Always` visible: no distance
     // test of the observer's window finds it, so its tier is tested on its own.
     let (mut app, o, t) = tiered_and_always(20.5);
-    let tier = |app: &mut Checked| app.world().get::<InterestSet>(o).unwrap().tier_of(t);
-    assert_eq!(tier(&mut app), Some(1), "beyond 20 it should be in the far tier");
-    assert!(step_observer(&mut app, o, t, 1.0), "an Always target stays in view");
-    assert_eq!(tier(&mut app), Some(0), "within 20 it should be in the near tier");
-    assert!(step_observer(&mut app, o, t, 0.0), "an Always target stays in view");
-    assert_eq!(tier(&mut app), Some(1), "beyond 20 again it should be in the far tier");
+    assert_eq!(tier(&mut app, o, t), Some(1), "beyond 20 it should be in the far tier");
+    for (x, want) in [(1.0, 0), (0.0, 1)] {
+        assert!(step_observer(&mut app, o, t, x), "an Always target stays in view");
+        assert_eq!(
+            tier(&mut app, o, t),
+            Some(want),
+            "at {} the tier should be {want}",
+            20.5 - x
+        );
+    }
 }
 
 #[test]
@@ -136,34 +158,18 @@ fn a_stepping_always_target_retiers_for_a_stepping_observer_where_nobody_stands_
     // target from where it started. The observer steps across the line between them, which
     // alone would leave the target beyond the threshold.
     let (mut app, o, t) = tiered_and_always(20.5);
-    let tier = |app: &mut Checked| app.world().get::<InterestSet>(o).unwrap().tier_of(t);
-    assert_eq!(tier(&mut app), Some(1), "beyond 20 it should be in the far tier");
-    app.world().get_mut::<Position>(o).unwrap().y = 0.5;
-    app.world().get_mut::<Position>(t).unwrap().x = 19.6;
-    app.update();
-    assert_eq!(
-        app.world().resource::<AoiStats>().stepped,
-        2,
-        "both should have stepped"
-    );
-    assert_eq!(tier(&mut app), Some(0), "within 20 it should be in the near tier");
+    assert_eq!(tier(&mut app, o, t), Some(1), "beyond 20 it should be in the far tier");
+    move_both(&mut app, (o, 0.5), (t, 19.6), 2);
+    assert_eq!(tier(&mut app, o, t), Some(0), "within 20 it should be in the near tier");
 }
 
 #[test]
 fn a_jumping_always_target_retiers_for_a_stepping_observer() {
     // The jump is the target's own scan's to report, the step the observer's.
     let (mut app, o, t) = tiered_and_always(20.5);
-    let tier = |app: &mut Checked| app.world().get::<InterestSet>(o).unwrap().tier_of(t);
     for (y, x, want) in [(0.5, 5.0, 0), (1.0, 30.0, 1)] {
-        app.world().get_mut::<Position>(o).unwrap().y = y;
-        app.world().get_mut::<Position>(t).unwrap().x = x;
-        app.update();
-        assert_eq!(
-            app.world().resource::<AoiStats>().stepped,
-            1,
-            "the observer should have stepped, the target jumped"
-        );
-        assert_eq!(tier(&mut app), Some(want), "at {x} the tier should be {want}");
+        move_both(&mut app, (o, y), (t, x), 1);
+        assert_eq!(tier(&mut app, o, t), Some(want), "at {x} the tier should be {want}");
     }
 }
 
@@ -177,33 +183,15 @@ fn a_stepping_always_target_retiers_for_an_observer_standing_and_one_stepping() 
         .spawn((Position::new(0.0, 2.0), ViewRange::new(10.0), ViewTiers::new([20.0])))
         .id();
     app.update();
-    let tier = |app: &mut Checked, o: Entity| app.world().get::<InterestSet>(o).unwrap().tier_of(t);
-    assert_eq!(
-        tier(&mut app, standing),
-        Some(1),
-        "beyond 20 it should be in the far tier"
-    );
-    assert_eq!(
-        tier(&mut app, stepping),
-        Some(1),
-        "beyond 20 it should be in the far tier"
-    );
-    app.world().get_mut::<Position>(stepping).unwrap().y = 2.5;
-    app.world().get_mut::<Position>(t).unwrap().x = 19.6;
-    app.update();
-    assert_eq!(
-        app.world().resource::<AoiStats>().stepped,
-        2,
-        "the target and one observer should have stepped"
-    );
-    assert_eq!(
-        tier(&mut app, standing),
-        Some(0),
-        "at 19.6 it should be in the near tier"
-    );
-    assert_eq!(
-        tier(&mut app, stepping),
-        Some(0),
-        "at 19.8 it should be in the near tier"
-    );
+    for o in [standing, stepping] {
+        assert_eq!(tier(&mut app, o, t), Some(1), "beyond 20 it should be in the far tier");
+    }
+    move_both(&mut app, (stepping, 2.5), (t, 19.6), 2);
+    for o in [standing, stepping] {
+        assert_eq!(
+            tier(&mut app, o, t),
+            Some(0),
+            "at 19.6 to 19.8 it should be in the near tier"
+        );
+    }
 }
