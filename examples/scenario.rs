@@ -7,16 +7,16 @@
 //! ```
 //!
 //! `--help` lists the flags: `--scenario` (`uniform`, `crowded`, `sparse_huge`, `static`,
-//! `moving5`), `--entities`, `--ticks`, `--no-aoi` (movement only), `--single-thread`,
-//! `--index`, `--no-sets` (`AoiPlugin::interest_sets` `false`), `--rules` (the report's mix of
-//! players, monsters and items in layers), view-model features on every
-//! observer (`--hysteresis MARGIN`, `--budget N`, `--tiers`), and the mixed-radii workload's big
-//! observers (`--towers K --tower-radius R`, standing, or walking with `--towers-walk`), the
-//! `Watched` marker counted by every observer (`--watched`), `Watchers` on some observers
-//! (`--watchers N`), `Always`-visible beacons (`--always N`, standing, or walking with
-//! `--always-walk`); and between updates, untimed, `--evict-mib N` (the data pushed out of the caches, as the bench
-//! report's baselines also do) and `--pause-ms N` (a sleep, as a server's between ticks);
-//! `--pin-threads` pins each compute thread to a CPU of its own.
+//! `moving5`), `--entities`, `--ticks`, `--no-aoi` (movement only), `--single-thread`, `--index`,
+//! `--no-sets` (`AoiPlugin::interest_sets` `false`), `--rules` (the report's mix of players,
+//! monsters and items in layers), view-model features on every observer (`--hysteresis MARGIN`,
+//! `--budget N`, `--tiers`, `--tier-thresholds N`), and the mixed-radii workload's big observers
+//! (`--towers K --tower-radius R`, standing, or walking with `--towers-walk`), the `Watched` marker
+//! counted by every observer (`--watched`), `Watchers` on some observers (`--watchers N`),
+//! `Always`-visible beacons (`--always N`, standing, or walking with `--always-walk`); and between
+//! updates, untimed, `--evict-mib N` (the data pushed out of the caches, as the bench report's
+//! baselines also do) and `--pause-ms N` (a sleep, as a server's between ticks); `--pin-threads`
+//! pins each compute thread to a CPU of its own.
 
 #[path = "../benches/threads.rs"]
 mod threads;
@@ -79,6 +79,9 @@ struct Args {
     /// Every observer gets `ViewTiers` at a third and two thirds of its radius.
     #[arg(long)]
     tiers: bool,
+    /// With `--tiers`, this many thresholds instead, spread evenly within the radius.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..))]
+    tier_thresholds: u8,
     /// Adds this many big observers spread over the map (the mixed-radii workload's).
     #[arg(long, default_value_t = 0)]
     towers: usize,
@@ -163,7 +166,9 @@ fn main() {
         workload::add_to_observers(&mut app, EnterBudget(budget));
     }
     if args.tiers {
-        workload::add_to_observers(&mut app, ViewTiers::new([workload::R / 3.0, workload::R * 2.0 / 3.0]));
+        let n = f32::from(args.tier_thresholds);
+        let thresholds = (1..=args.tier_thresholds).map(|k| workload::R * f32::from(k) / (n + 1.0));
+        workload::add_to_observers(&mut app, ViewTiers::new(thresholds));
     }
     if args.watchers > 0 {
         workload::add_to_first_observers(&mut app, args.watchers, Watchers::default());

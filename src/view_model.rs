@@ -45,7 +45,7 @@ pub(crate) mod layer;
 /// target it sees (before or after) moved across its view's edge or a tier threshold (with or
 /// without the margin) or changed otherwise, or a lingering target's time is up, or targets wait
 /// for it (then only those targets are judged, unless targets wait). For a
-/// [`ViewRange`](crate::ViewRange) with at most two tier thresholds, a target moving about
+/// [`ViewRange`](crate::ViewRange) with at most four tier thresholds, a target moving about
 /// between them costs it nothing, and when the observer itself only moves (a step), only the
 /// targets that its move carries across its edge or a threshold are judged (its flip scan finds
 /// them in one more pass over the positions it searches).

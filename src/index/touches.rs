@@ -280,8 +280,8 @@ pub(crate) struct QuietBands {
     pub tiers: Option<[f32; TIER_BOUNDS]>,
 }
 
-/// How many tier bounds [`QuietBands`] holds: two thresholds, each with and without the margin.
-pub(crate) const TIER_BOUNDS: usize = 4;
+/// How many tier bounds [`QuietBands`] holds: four thresholds, each with and without the margin.
+pub(crate) const TIER_BOUNDS: usize = 8;
 
 impl QuietBands {
     /// Whether a target at squared distances `before` and `now` from the observer is on the same
@@ -296,7 +296,10 @@ impl QuietBands {
 /// Whether squared distances `before` and `now` are on the same side of each of `bounds`.
 #[inline]
 fn same_side(bounds: &[f32], before: f32, now: f32) -> bool {
-    bounds.iter().all(|&b| (before > b) == (now > b))
+    // Without a branch a bound, so that the compiler tests several at once.
+    !bounds
+        .iter()
+        .fold(false, |crossed, &b| crossed | ((before > b) != (now > b)))
 }
 
 #[cfg(test)]
@@ -313,7 +316,7 @@ mod tests {
         };
         let tiered = QuietBands {
             edge: 100.0,
-            tiers: Some([9.0, 16.0, 36.0, f32::INFINITY]),
+            tiers: Some([9.0, 16.0, 36.0, 49.0, 64.0, 70.0, f32::INFINITY, f32::INFINITY]),
         };
         touches.set_quiet_bands(1, Some(plain));
         touches.set_quiet_bands(2, Some(tiered));
@@ -328,6 +331,8 @@ mod tests {
             (10.0, 15.0),
             (10.0, 17.0),
             (50.0, 99.0),
+            (60.0, 66.0),
+            (65.0, 69.0),
             (99.0, 100.0),
             (100.0, 100.5),
             (101.0, 120.0),
@@ -343,6 +348,10 @@ mod tests {
         }
         assert!(touches.stays_in_band(2, 17.0, 35.0), "between two tier bounds it stays");
         assert!(!touches.stays_in_band(2, 15.0, 17.0), "across a tier bound it does not");
+        assert!(
+            !touches.stays_in_band(2, 65.0, 71.0),
+            "across the last tier bound it does not"
+        );
         assert!(
             touches.stays_in_band(1, 15.0, 17.0),
             "without tiers only the edge counts"

@@ -200,8 +200,9 @@ fn owned_band_bounds(view: View, touches: &Touches, o: u32) -> Option<BandBounds
             all
         }),
     };
+    // Each bound once: without a margin a threshold's two bounds are one.
     for b in core::iter::once(bands.edge).chain(bands.tiers.into_iter().flatten()) {
-        if b < me.r2 {
+        if b < me.r2 && !within.bounds[..within.len].contains(&b) {
             within.bounds[within.len] = b;
             within.len += 1;
         }

@@ -62,6 +62,24 @@ fn an_observer_stepping_across_a_tier_threshold_retiers_its_target() {
 }
 
 #[test]
+fn observers_with_four_thresholds_retier_a_target_crossing_the_last_one() {
+    // Each observer's bands hold every bound: the last threshold's crossing is not lost, whether
+    // the observer steps or the target does.
+    let (mut app, o, t) = pair(ViewTiers::new([2.0, 3.0, 4.0, 5.0]), 5.5);
+    app.update();
+    let tier = |app: &mut Checked| app.world().get::<InterestSet>(o).unwrap().tier_of(t);
+    assert_eq!(tier(&mut app), Some(4), "beyond 5 it should be in the farthest tier");
+    assert!(step_observer(&mut app, o, t, 1.0), "it stays in view");
+    assert_eq!(tier(&mut app), Some(3), "between 4 and 5 it should be in tier 3");
+    assert!(walk(&mut app, o, t, 6.5), "it stays in view");
+    assert_eq!(
+        tier(&mut app),
+        Some(4),
+        "beyond 5 again it should be in the farthest tier"
+    );
+}
+
+#[test]
 fn a_target_jumping_in_and_out_of_a_stepping_observers_view_enters_and_leaves() {
     // A jump is decided by the target's own scan, not by the observer's flip scan.
     let (mut app, o, t) = pair(margin_two(0), 50.0);
