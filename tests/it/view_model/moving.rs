@@ -50,33 +50,24 @@ fn an_observer_stepping_across_its_view_edge_lets_a_target_in_and_holds_it_walki
 }
 
 #[test]
-fn an_observer_stepping_across_a_tier_threshold_retiers_its_target() {
-    let (mut app, o, t) = pair(ViewTiers::new([5.0]), 5.5);
-    app.update();
-    let tier = |app: &mut Checked| app.world().get::<InterestSet>(o).unwrap().tier_of(t);
-    assert_eq!(tier(&mut app), Some(1), "beyond 5 it should be in the far tier");
-    assert!(step_observer(&mut app, o, t, 1.0), "it stays in view");
-    assert_eq!(tier(&mut app), Some(0), "within 5 it should be in the near tier");
-    assert!(step_observer(&mut app, o, t, 0.0), "it stays in view");
-    assert_eq!(tier(&mut app), Some(1), "beyond 5 again it should be in the far tier");
-}
-
-#[test]
-fn observers_with_four_thresholds_retier_a_target_crossing_the_last_one() {
-    // Each observer's bands hold every bound: the last threshold's crossing is not lost, whether
-    // the observer steps or the target does.
-    let (mut app, o, t) = pair(ViewTiers::new([2.0, 3.0, 4.0, 5.0]), 5.5);
-    app.update();
-    let tier = |app: &mut Checked| app.world().get::<InterestSet>(o).unwrap().tier_of(t);
-    assert_eq!(tier(&mut app), Some(4), "beyond 5 it should be in the farthest tier");
-    assert!(step_observer(&mut app, o, t, 1.0), "it stays in view");
-    assert_eq!(tier(&mut app), Some(3), "between 4 and 5 it should be in tier 3");
-    assert!(walk(&mut app, o, t, 6.5), "it stays in view");
-    assert_eq!(
-        tier(&mut app),
-        Some(4),
-        "beyond 5 again it should be in the farthest tier"
-    );
+fn an_observer_or_its_target_stepping_across_a_tier_threshold_retiers_it() {
+    // With one threshold, and with four: the observer's bands hold every bound, so the last
+    // one's crossing is not lost, whether the observer steps or the target does.
+    for (thresholds, near) in [(&[5.0][..], 0), (&[2.0, 3.0, 4.0, 5.0][..], 3)] {
+        let far = near + 1;
+        let (mut app, o, t) = pair(ViewTiers::new(thresholds.iter().copied()), 5.5);
+        app.update();
+        let tier = |app: &mut Checked| app.world().get::<InterestSet>(o).unwrap().tier_of(t);
+        assert_eq!(tier(&mut app), Some(far), "beyond 5 it should be in tier {far}");
+        assert!(step_observer(&mut app, o, t, 1.0), "it stays in view");
+        assert_eq!(tier(&mut app), Some(near), "within 5 it should be in tier {near}");
+        assert!(step_observer(&mut app, o, t, 0.0), "it stays in view");
+        assert_eq!(tier(&mut app), Some(far), "beyond 5 again it should be in tier {far}");
+        for (x, want) in [(4.5, near), (5.5, far)] {
+            assert!(walk(&mut app, o, t, x), "it stays in view");
+            assert_eq!(tier(&mut app), Some(want), "at {x} it should be in tier {want}");
+        }
+    }
 }
 
 #[test]
