@@ -293,9 +293,10 @@ impl QuietBands {
     }
 }
 
-/// Whether squared distances `before` and `now` are on the same side of each of `bounds`.
+/// Whether squared distances `before` and `now` are on the same side of each of `bounds`
+/// (`d > bound` is the view layer's test for beyond).
 #[inline]
-fn same_side(bounds: &[f32], before: f32, now: f32) -> bool {
+pub(crate) fn same_side(bounds: &[f32], before: f32, now: f32) -> bool {
     // Without a branch a bound, so that the compiler tests several at once.
     !bounds
         .iter()

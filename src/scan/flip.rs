@@ -15,7 +15,7 @@ use super::{
 use crate::{
     components::merge_targets,
     grid::{BandTest, Cell, FLIP_BATCH, FlipShape},
-    index::{Seer, TIER_BOUNDS, Touches},
+    index::{Seer, TIER_BOUNDS, Touches, same_side},
     lists::remove_seen,
     slot::Slot,
     visibility::{TargetState, dist2},
@@ -300,7 +300,7 @@ fn record_always_crossings(view: View, o: u32, bounds: &[f32], seers: &mut Vec<S
             target.p
         };
         let (before, after) = (dist2(start, started), dist2(now, target.p));
-        if bounds.iter().any(|&b| (before > b) != (after > b)) {
+        if !same_side(bounds, before, after) {
             seers.push(Seer {
                 observer: o,
                 target: a,

@@ -298,13 +298,13 @@ impl<'a> LingeringDue<'a> {
 /// Which of owned observer `st`'s shown targets its pass judges this update (asked before the
 /// pass looks its slots up again): of a quiet one ([`is_quiet`]) its changed and lingering ones,
 /// its changed ones being its seers, unless the index renumbered since its last pass (the slots it
-/// knows are stale) or a target changed that no seer names; of one that only moved, the same when
-/// its flip scan recorded its seers ([`moved_by_bands`]); else every one.
+/// knows are stale); of one that only moved, the same when its flip scan recorded its seers
+/// ([`moved_by_bands`]); else every one.
 fn judging(st: &Owned, index: &AoiIndex, seers: &SeersByObserver) -> Judged {
-    let seers_name_all = st.renumbers == index.renumbers();
+    let slots_known = st.renumbers == index.renumbers();
     if is_quiet(st, index) {
-        if seers_name_all { Judged::Seers } else { Judged::Walked }
-    } else if seers_name_all && moved_by_bands(st, index, seers) {
+        if slots_known { Judged::Seers } else { Judged::Walked }
+    } else if slots_known && moved_by_bands(st, index, seers) {
         Judged::Seers
     } else {
         Judged::Every
