@@ -260,13 +260,10 @@ pub fn app_mixed(walkers: Walkers, k: usize, r_big: f32, walking: bool) -> App {
 
 /// Adds the `k` observers of radius `r_big` of [`app_mixed`] to an app whose map side is `side`.
 pub fn add_towers(app: &mut App, side: f32, k: usize, r_big: f32, walking: bool) {
-    let per_row = (k as f64).sqrt().ceil() as usize;
-    for i in 0..k {
-        let (col, row) = ((i % per_row) as f32, (i / per_row) as f32);
-        let at = |c: f32| (c + 0.5) / per_row as f32 * side;
+    for (i, [x, y]) in spread(side, k).enumerate() {
         let heading = i as f32 * 2.399_963;
         app.world_mut()
-            .spawn((Position::new(at(col), at(row)), ViewRange::new(r_big), Tower(heading)));
+            .spawn((Position::new(x, y), ViewRange::new(r_big), Tower(heading)));
     }
     if walking {
         walk_towers(app, side);
@@ -277,13 +274,8 @@ pub fn add_towers(app: &mut App, side: f32, k: usize, r_big: f32, walking: bool)
 /// distance) spread over the map on a grid, to an app whose map side is `side`. When `walking`,
 /// they move as the towers of [`app_mixed`] do.
 pub fn add_beacons(app: &mut App, side: f32, k: usize, walking: bool) {
-    let per_row = (k as f64).sqrt().ceil() as usize;
-    for i in 0..k {
-        let (col, row) = ((i % per_row) as f32, (i / per_row) as f32);
-        let at = |c: f32| (c + 0.5) / per_row as f32 * side;
-        let mut beacon = app
-            .world_mut()
-            .spawn((Position::new(at(col), at(row)), AoiVisibility::Always));
+    for (i, [x, y]) in spread(side, k).enumerate() {
+        let mut beacon = app.world_mut().spawn((Position::new(x, y), AoiVisibility::Always));
         if walking {
             beacon.insert(Tower(i as f32 * 2.399_963));
         }
@@ -291,6 +283,14 @@ pub fn add_beacons(app: &mut App, side: f32, k: usize, walking: bool) {
     if walking {
         walk_towers(app, side);
     }
+}
+
+/// `k` points spread over a map of side `side` on a square grid, row by row, each at the centre of
+/// its square.
+fn spread(side: f32, k: usize) -> impl Iterator<Item = [f32; 2]> {
+    let per_row = (k as f64).sqrt().ceil() as usize;
+    let at = move |c: usize| (c as f32 + 0.5) / per_row as f32 * side;
+    (0..k).map(move |i| [at(i % per_row), at(i / per_row)])
 }
 
 /// Moves the entities with a [`Tower`] every update ([`move_towers`]), once however often asked.

@@ -76,7 +76,8 @@ struct Args {
     /// Every observer gets an `EnterBudget` of this many enters per tick.
     #[arg(long)]
     budget: Option<u32>,
-    /// Every observer gets `ViewTiers` at a third and two thirds of its radius.
+    /// Every observer gets `ViewTiers` at a third and two thirds of its radius (or as
+    /// `--tier-thresholds` says).
     #[arg(long)]
     tiers: bool,
     /// With `--tiers`, this many thresholds instead, spread evenly within the radius.
@@ -91,8 +92,8 @@ struct Args {
     /// The big observers walk 5 units a tick (else they stand).
     #[arg(long)]
     towers_walk: bool,
-    /// Adds this many standing `Always`-visible entities spread over the map (beacons every
-    /// observer sees at any distance).
+    /// Adds this many `Always`-visible entities spread over the map (beacons every observer sees
+    /// at any distance), standing unless `--always-walk`.
     #[arg(long, default_value_t = 0)]
     always: usize,
     /// The beacons walk 5 units a tick (else they stand).
