@@ -229,6 +229,13 @@ pub fn app_with_plugin(walkers: Walkers, plugin: Option<AoiPlugin>, rules: bool)
 /// of the radius `R` (the same entities moving the same way).
 pub fn app_rects(walkers: Walkers, half: [f32; 2]) -> App {
     let mut app = app(walkers, true);
+    to_rects(&mut app, half);
+    app
+}
+
+/// Gives every observer of `app` (every entity with a `ViewRange`) a [`ViewRect`] of half
+/// extents `half` instead, keeping its other components.
+pub fn to_rects(app: &mut App, half: [f32; 2]) {
     let world = app.world_mut();
     let observers: Vec<Entity> = world.query_filtered::<Entity, With<ViewRange>>().iter(world).collect();
     for e in observers {
@@ -237,7 +244,19 @@ pub fn app_rects(walkers: Walkers, half: [f32; 2]) -> App {
             .remove::<ViewRange>()
             .insert(ViewRect::new(half[0], half[1]));
     }
-    app
+}
+
+/// The half extent of the square of the same area as the disc of radius [`R`]
+/// (`4 hw hh = pi R^2`).
+pub fn square_half_extent() -> f32 {
+    R * core::f32::consts::PI.sqrt() / 2.0
+}
+
+/// The half extents of the 16:9 rectangle (a screen) of the same area as the disc of radius
+/// [`R`].
+pub fn screen_half_extents() -> [f32; 2] {
+    let square = square_half_extent();
+    [square * (16.0f32 / 9.0).sqrt(), square * (9.0f32 / 16.0).sqrt()]
 }
 
 /// A wide observer of the mixed-radii workload, with its heading.

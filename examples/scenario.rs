@@ -10,7 +10,7 @@
 //! `moving5`), `--entities`, `--ticks`, `--no-aoi` (movement only), `--single-thread`, `--index`,
 //! `--no-sets` (`AoiPlugin::interest_sets` `false`), `--rules` (the report's mix of players,
 //! monsters and items in layers), view-model features on every observer (`--hysteresis MARGIN`,
-//! `--budget N`, `--tiers`, `--tier-thresholds N`), and the mixed-radii workload's big observers
+//! `--budget N`, `--tiers`, `--tier-thresholds N`), rectangles for discs (`--rect`), the mixed-radii workload's big observers
 //! (`--towers K --tower-radius R`, standing, or walking with `--towers-walk`), the `Watched` marker
 //! counted by every observer (`--watched`), `Watchers` on some observers (`--watchers N`),
 //! `Always`-visible beacons (`--always N`, standing, or walking with `--always-walk`); and between
@@ -83,6 +83,10 @@ struct Args {
     /// With `--tiers`, this many thresholds instead, spread evenly within the radius.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..))]
     tier_thresholds: u8,
+    /// Every observer sees a 16:9 `ViewRect` of the same area as its disc instead (after the
+    /// view-model flags above are applied).
+    #[arg(long)]
+    rect: bool,
     /// Adds this many big observers spread over the map (the mixed-radii workload's).
     #[arg(long, default_value_t = 0)]
     towers: usize,
@@ -170,6 +174,9 @@ fn main() {
         let n = f32::from(args.tier_thresholds);
         let thresholds = (1..=args.tier_thresholds).map(|k| workload::R * f32::from(k) / (n + 1.0));
         workload::add_to_observers(&mut app, ViewTiers::new(thresholds));
+    }
+    if args.rect {
+        workload::to_rects(&mut app, workload::screen_half_extents());
     }
     if args.watchers > 0 {
         workload::add_to_first_observers(&mut app, args.watchers, Watchers::default());

@@ -210,9 +210,8 @@ pub(crate) fn mixed_cost(ticks: usize) {
 pub(crate) fn rect_cost(ticks: usize) {
     let n = 10_000;
     let walkers = Walkers::new(Kind::Uniform, n, SEED);
-    // Same area as the disc: 4 hw hh = pi R^2.
-    let square = R * core::f32::consts::PI.sqrt() / 2.0;
-    let (w16, h9) = (square * (16.0f32 / 9.0).sqrt(), square * (9.0f32 / 16.0).sqrt());
+    let square = workload::square_half_extent();
+    let [w16, h9] = workload::screen_half_extents();
     let mut apps = [
         workload::app(walkers.clone(), false),
         workload::app(walkers.clone(), true),
