@@ -19,7 +19,7 @@ mod neighbours;
 mod positions;
 mod window;
 
-pub(crate) use cell::{Cell, Member};
+pub(crate) use cell::{Cell, Member, NO_RECT};
 use cell_map::CellMap;
 use neighbours::next_door;
 pub(crate) use positions::{BandTest, FLIP_BATCH, FlipShape, Positions};
@@ -276,8 +276,7 @@ impl Grid {
 mod tests {
     use super::*;
     use crate::test_draws::Draws;
-    use bevy_ecs::entity::Entity;
-    use cell::CleanObservers;
+    use cell::{CleanObservers, NO_RECT};
 
     /// A member at the origin, in every layer.
     pub(super) fn member(slot: u32, r2: f32) -> Member {
@@ -291,8 +290,13 @@ mod tests {
             seen_by: u32::MAX,
             sees: u32::MAX,
             rect: false,
-            entity: Entity::PLACEHOLDER,
+            half: NO_RECT,
         }
+    }
+
+    /// `m` made a rectangle of half extents `half` (`None`: not a rectangle).
+    fn set_rect(m: &mut Member, half: Option<[f32; 2]>) {
+        (m.rect, m.half) = (half.is_some(), half.unwrap_or(NO_RECT));
     }
 
     #[test]
@@ -309,7 +313,9 @@ mod tests {
                     (None, _) => {
                         let mut m = member(slot, (next() % 50) as f32 - 10.0);
                         m.p = [(next() % 100) as f32 * 0.37, (next() % 100) as f32 * 0.11, 0.0];
-                        (m.rect, m.stepping) = (next() % 2 == 0, next() % 4 == 0);
+                        let half = [(next() % 9) as f32, (next() % 9) as f32];
+                        set_rect(&mut m, (next() % 2 == 0).then_some(half));
+                        m.stepping = next() % 4 == 0;
                         at.insert(slot, grid.insert([(next() % 3) as i32, 0, 0, 0], m));
                     }
                     (Some((c, i)), 0) => {
@@ -320,8 +326,12 @@ mod tests {
                     }
                     (Some((c, i)), _) => {
                         let (x, r2) = ((next() % 100) as f32 * 0.53, (next() % 50) as f32 - 10.0);
-                        let (rect, stepping) = (next() % 2 == 0, next() % 4 == 0);
-                        grid.edit_member(c, i, |m| (m.p[0], m.r2, m.rect, m.stepping) = (x, r2, rect, stepping));
+                        let half = [(next() % 9) as f32, (next() % 9) as f32];
+                        let (rect, stepping) = ((next() % 2 == 0).then_some(half), next() % 4 == 0);
+                        grid.edit_member(c, i, |m| {
+                            (m.p[0], m.r2, m.stepping) = (x, r2, stepping);
+                            set_rect(m, rect);
+                        });
                     }
                 }
                 for (c, cell) in grid.cells.iter().enumerate() {
@@ -333,15 +343,19 @@ mod tests {
                     }
                     let clean = cell.members.iter().filter(|m| m.is_clean_observer());
                     let counted = CleanObservers {
-                        all: clean.clone().count() as u32,
-                        rects: clean.filter(|m| m.rect).count() as u32,
+                        all: clean.count() as u32,
                     };
                     if !cell.members.is_empty() {
                         assert_eq!(
                             cell.clean, counted,
-                            "{kind:?}: cell {c} should count its clean observers and their rectangles after step {step}"
+                            "{kind:?}: cell {c} should count its clean observers after step {step}"
                         );
                     }
+                    assert_eq!(
+                        cell.pos.rects(),
+                        cell.members.iter().filter(|m| m.rect).count(),
+                        "{kind:?}: cell {c}'s positions should count its rectangles after step {step}"
+                    );
                 }
                 if step % 16 == 15 {
                     grid.restore_order(|slot, i| {

@@ -218,12 +218,12 @@ impl AoiIndex {
                     && sees(
                         &ObserverState {
                             r2,
-                            ..observer_of(m, instance, &self.slots)
+                            ..observer_of(m, instance)
                         },
                         &t,
                     )
             };
-            out.extend(found.filter(seeing).map(|m| m.entity));
+            out.extend(found.filter(seeing).map(|m| self.entities[m.slot as usize]));
         }
         for &w in &self.wide.slots {
             let o = &self.slots[w as usize];

@@ -322,14 +322,13 @@ fn axes_of(r: f32) -> [f32; 3] {
     }
 }
 
-/// A grid member of `instance` as an observer, where it is now (a rectangular view's half
-/// extents come from its slot).
+/// A grid member of `instance` as an observer, where it is now.
 #[inline]
-pub(crate) fn observer_of(m: &Member, instance: u32, slots: &[Slot]) -> ObserverState {
+pub(crate) fn observer_of(m: &Member, instance: u32) -> ObserverState {
     ObserverState {
         p: m.p,
         r2: m.r2,
-        rect: if m.rect { slots[m.slot as usize].rect } else { None },
+        rect: m.rect.then_some(m.half),
         sees: m.sees,
         instance,
     }

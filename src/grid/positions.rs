@@ -1,19 +1,28 @@
 //! A cell's member positions again, in blocks of four members with one array of four per axis
 //! (structure of arrays within a block), so the distance tests of a scan run four members per
-//! SSE instruction, while one member's values stay within a 160-byte block (an edit touches two
-//! or three cache lines, not one per array) and a cell holds one buffer. Measured with callgrind
+//! SSE instruction, while one member's values stay within a 192-byte block (an edit touches
+//! three cache lines, not one per array) and a cell holds one buffer. Measured with callgrind
 //! (uniform 10k, one thread): testing the 56-byte members in place took 23 instructions per
 //! member (the compiler's vectorisation shuffled single lanes together), these blocks take
 //! about 5. Each block also holds what a flip needs of its members ([`Lane`]), so a flip is
-//! decided without loading the member's record. The vector tests themselves are in [`masks`].
+//! decided without loading the member's record, and the half extents of rectangular views, so a
+//! rectangle is tested exactly without it either. The vector tests themselves are in [`masks`].
+//!
+//! The half extents took the blocks from 160 to 192 bytes (aligned to the cache lines), with
+//! the disc workloads' instructions as they were and their misses within 1% (callgrind with a
+//! 1 MiB last level, one thread: uniform 10k 399.4 → 402.4 k last-level misses an update, 5%
+//! moving 50k 293.8 → 294.1 k); their rectangles' last line is read only in cells that hold a
+//! rectangle.
 
 use core::ops::Range;
 
-use super::Member;
+use super::{Member, cell::NO_RECT};
 
 mod masks;
 
-use masks::{At, Radius, band_masks, disc_mask, disc_masks, disc_masks_both_ways, flip_masks, flip_masks_many};
+use masks::{
+    At, Radius, band_masks, disc_mask, disc_masks, disc_masks_both_ways, flip_masks, flip_masks_many, own_rect_masks,
+};
 
 /// At most this many observers' flip scans share one pass over a cell ([`Positions::flips_many`]).
 /// Measured (`PERFORMANCE.md`, stop 39; `scenario` uniform 10k, one thread, six alternating
@@ -33,9 +42,11 @@ const LANES: usize = 4;
 const MASK_BITS: usize = 64;
 
 /// Four members' positions, start-of-tick positions and squared view radii, one array per
-/// value, then what a flip scan needs of a member that flipped (last: only read on a flip).
+/// value, then what a flip scan needs of a member that flipped (only read on a flip), then the
+/// half extents of the members' rectangles (only read where a member has one). Three cache
+/// lines: a disc world's distance tests read the first two.
 #[derive(Clone, Copy, Debug, Default)]
-#[repr(C, align(16))]
+#[repr(C, align(64))]
 struct Block {
     /// Current position, per axis.
     now: [[f32; LANES]; 3],
@@ -51,6 +62,8 @@ struct Block {
     /// The layers it sees while it is a [clean observer](Member::is_clean_observer) (the ones a
     /// moving target's scan tests), else none.
     clean_sees: [u32; LANES],
+    /// [`Member::half`] per axis: a rectangle's half extents, `+∞` for the other members.
+    half: [[f32; LANES]; 2],
 }
 
 /// An observer's view as [`Positions::flips`] tests it.
@@ -80,8 +93,8 @@ pub(crate) struct BandTest<'a> {
 
 // The module docs count on this size.
 const _: () = assert!(
-    size_of::<Block>() == 160,
-    "a block should hold four members in 160 bytes"
+    size_of::<Block>() == 192,
+    "a block should hold four members in three cache lines"
 );
 
 /// One member's values as a block holds them: what a scan needs of a member whose distance test
@@ -96,22 +109,29 @@ pub(crate) struct Lane {
     pub flip_layers: u32,
     /// [`Block::clean_sees`].
     pub clean_sees: u32,
+    /// Its rectangle's half extents, if its view is one.
+    pub rect: Option<[f32; 2]>,
 }
 
-/// The positions, start-of-tick positions, squared view radii and flip data ([`Lane`]) of a
-/// cell's members, index for index (member `i` is lane `i % 4` of block `i / 4`). Lanes past the
+/// The positions, start-of-tick positions, squared view radii, flip data ([`Lane`]) and
+/// rectangles' half extents of a cell's members, index for index (member `i` is lane `i % 4` of block `i / 4`). Lanes past the
 /// last member hold stale values; every test masks them out.
 #[derive(Debug, Default)]
 pub(crate) struct Positions {
     blocks: Vec<Block>,
-    len: usize,
+    /// How many members (`u32`, so that a cell stays two cache lines).
+    len: u32,
+    /// How many members have a rectangular view ([`Member::rect`]): only then do the tests of
+    /// the members' own views ([`Self::seeing`], [`Self::flips_both_ways`]) read the half
+    /// extents.
+    rects: u32,
 }
 
 impl Positions {
     /// Appends a member's values.
     #[inline]
     pub fn push(&mut self, m: &Member) {
-        if self.len.is_multiple_of(LANES) {
+        if self.len().is_multiple_of(LANES) {
             if self.blocks.len() == self.blocks.capacity() {
                 // Grow by an eighth: most cells of a sparse world hold one member, and `Vec`'s
                 // own first allocation would be four blocks (448 bytes).
@@ -120,13 +140,15 @@ impl Positions {
             self.blocks.push(Block::default());
         }
         self.len += 1;
-        self.set(self.len - 1, m);
+        self.write(self.len() - 1, m);
+        self.rects += u32::from(m.rect);
     }
 
     /// Removes member `i`, moving the last one into its place (as `Vec::swap_remove`).
     #[inline]
     pub fn swap_remove(&mut self, i: usize) {
-        let last = self.len - 1;
+        let last = self.len() - 1;
+        self.rects -= u32::from(self.lane(i).rect.is_some());
         if i != last {
             let (b, l) = (last / LANES, last % LANES);
             let from = self.blocks[b];
@@ -140,14 +162,25 @@ impl Positions {
             to.slot[j] = from.slot[l];
             to.flip_layers[j] = from.flip_layers[l];
             to.clean_sees[j] = from.clean_sees[l];
+            for axis in 0..2 {
+                to.half[axis][j] = from.half[axis][l];
+            }
         }
-        self.len = last;
-        self.blocks.truncate(self.len.div_ceil(LANES));
+        self.len = last as u32;
+        self.blocks.truncate(self.len().div_ceil(LANES));
     }
 
     /// Sets member `i`'s values to `m`'s.
     #[inline]
     pub fn set(&mut self, i: usize, m: &Member) {
+        let was = self.lane(i).rect.is_some();
+        self.write(i, m);
+        self.rects = self.rects - u32::from(was) + u32::from(m.rect);
+    }
+
+    /// Writes `m`'s values into member `i`'s lanes (the count of rectangles left to the caller).
+    #[inline]
+    fn write(&mut self, i: usize, m: &Member) {
         let (block, j) = (&mut self.blocks[i / LANES], i % LANES);
         for axis in 0..3 {
             block.now[axis][j] = m.p[axis];
@@ -157,11 +190,25 @@ impl Positions {
         block.slot[j] = m.slot;
         block.flip_layers[j] = flip_layers(m);
         block.clean_sees[j] = clean_sees(m);
+        let half = if m.rect { m.half } else { NO_RECT };
+        (block.half[0][j], block.half[1][j]) = (half[0], half[1]);
+    }
+
+    /// How many members have a rectangular view.
+    #[cfg(test)]
+    pub fn rects(&self) -> usize {
+        self.rects as usize
+    }
+
+    /// How many members.
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.len as usize
     }
 
     /// Renames every member's slot with `remap` (after the index renumbered its slots).
     pub fn remap_slots(&mut self, remap: impl Fn(&mut u32)) {
-        for i in 0..self.len {
+        for i in 0..self.len() {
             remap(&mut self.blocks[i / LANES].slot[i % LANES]);
         }
     }
@@ -176,6 +223,12 @@ impl Positions {
             r2: block.r2[j],
             flip_layers: block.flip_layers[j],
             clean_sees: block.clean_sees[j],
+            // The third cache line, read only where some member has a rectangle.
+            rect: if self.rects > 0 {
+                Some([block.half[0][j], block.half[1][j]]).filter(|&half| half != NO_RECT)
+            } else {
+                None
+            },
         }
     }
 
@@ -191,7 +244,7 @@ impl Positions {
     /// them all): a target of none of them has no clean observer here. Reads one line per block,
     /// the line a distance test of the block reads too.
     pub fn clean_sees_any(&self) -> u32 {
-        let (full, tail) = (self.len / LANES, self.len % LANES);
+        let (full, tail) = (self.len() / LANES, self.len() % LANES);
         let any = |lanes: &[u32]| lanes.iter().fold(0, |any, &sees| any | sees);
         let whole = self.blocks[..full].iter().fold(0, |acc, b| acc | any(&b.clean_sees));
         whole | self.blocks.get(full).map_or(0, |b| any(&b.clean_sees[..tail]))
@@ -201,6 +254,7 @@ impl Positions {
     pub fn clear(&mut self) {
         self.blocks.clear();
         self.len = 0;
+        self.rects = 0;
     }
 
     /// Replaces everything with `members`' values, in order (after a sorted cell is reordered).
@@ -226,13 +280,14 @@ impl Positions {
             .into_iter()
             .chain([0, 1, 2].map(|a| block.start[a][j]));
         let want = m.p.into_iter().chain(m.start_p);
-        i < self.len
+        i < self.len()
             && held.map(f32::to_bits).eq(want.map(f32::to_bits))
             && block.r2[j].to_bits() == m.r2.to_bits()
             && block.slot[j] == m.slot
             && block.flip_layers[j] == flip_layers(m)
             && block.clean_sees[j] == clean_sees(m)
-            && self.blocks.len() == self.len.div_ceil(LANES)
+            && [block.half[0][j], block.half[1][j]].map(f32::to_bits) == m.half.map(f32::to_bits)
+            && self.blocks.len() == self.len().div_ceil(LANES)
     }
 
     /// Calls `hits(start, mask)` for each run of up to [`MASK_BITS`] members from `start` (`start`
@@ -307,7 +362,7 @@ impl Positions {
     /// How many runs of [`MASK_BITS`] members the scans split the members into.
     #[inline]
     pub fn run_count(&self) -> usize {
-        self.len.div_ceil(MASK_BITS)
+        self.len().div_ceil(MASK_BITS)
     }
 
     /// [`flips`](Self::flips) of up to [`FLIP_BATCH`] observers over all the members, each run
@@ -323,7 +378,7 @@ impl Positions {
     ) {
         let mut masks = [(0u64, 0u64); FLIP_BATCH];
         let masks = &mut masks[..views.len()];
-        self.runs(0..self.len, |start, blocks, valid| {
+        self.runs(0..self.len(), |start, blocks, valid| {
             if with_z {
                 flip_masks_many::<true>(blocks, views, masks);
             } else {
@@ -341,8 +396,9 @@ impl Positions {
     /// observer is a stepping target too): calls `hits(start, flips, inside, seen_now,
     /// seen_start)` for each run with a flip either way (`every_seer`: or with a member that
     /// sees it at either point, as [`seeing`](Self::seeing) reports), bit `j` of `seen_now` set
-    /// when member `start + j` sees `now` with its own radius, of `seen_start` when its
-    /// start-of-tick position sees `start_p`. Both views share the two distances per member; for
+    /// when member `start + j` sees `now` with its own view (as [`seeing`](Self::seeing) tests
+    /// it), of `seen_start` when its start-of-tick position sees `start_p`. Both views share the
+    /// two distances per member; for
     /// a member that did not move this tick (its start position is its position, as for every
     /// clean observer) `seen_start` is [`seeing`](Self::seeing)'s test at `start_p` bit for bit.
     #[expect(clippy::too_many_arguments, reason = "the two points, the radius and what to report")]
@@ -357,13 +413,18 @@ impl Positions {
         every_seer: bool,
         mut hits: impl FnMut(usize, u64, u64, u64, u64),
     ) {
+        let rects = self.rects > 0;
         self.runs(range, |start, blocks, valid| {
-            let [in_now, in_start, seen_now, seen_start] = if with_z {
+            let [in_now, in_start, mut seen_now, mut seen_start] = if with_z {
                 disc_masks_both_ways::<true>(blocks, now, start_p, r2)
             } else {
                 disc_masks_both_ways::<false>(blocks, now, start_p, r2)
             }
             .map(|mask| mask & valid);
+            if rects {
+                let (in_rect_now, in_rect_start) = own_rect_masks(blocks, (At::Now, now), (At::Start, start_p));
+                (seen_now, seen_start) = (seen_now & in_rect_now, seen_start & in_rect_start);
+            }
             if in_now != in_start || seen_now != seen_start || (every_seer && seen_now | seen_start != 0) {
                 hits(start, in_now ^ in_start, in_now, seen_now, seen_start);
             }
@@ -372,8 +433,11 @@ impl Positions {
 
     /// Calls `hits(start, flips, sees)` for each run of members from `start` (as
     /// [`within`](Self::within)) of which at least one in `range` sees a target at `now` or at
-    /// `before` with its own radius (`dist2(member, target) <= r2`): bit `j` of `sees` is set
-    /// when member `start + j` sees it at either point, and of `flips` when at exactly one.
+    /// `before` with its own view: within its radius (`dist2(member, target) <= r2`), and for a
+    /// rectangle (whose `r2` is the disc around it) within its half extents too, so the test is
+    /// exact for every member (a cell's half extents are read only where it has a rectangle).
+    /// Bit `j` of `sees` is set when member `start + j` sees it at either point, and of `flips`
+    /// when at exactly one.
     /// `before` is tested from each member's position at the start of the tick when
     /// `members_moved` (the stepping observers a jumped target judges), else from its position
     /// now. Members that are not observers have a negative `r2` and see nothing. `with_z` as for
@@ -389,13 +453,18 @@ impl Positions {
         mut hits: impl FnMut(usize, u64, u64),
     ) {
         let from = if members_moved { At::Start } else { At::Now };
+        let rects = self.rects > 0;
         self.runs(range, |start, blocks, valid| {
             let before = (from, before);
-            let (in_now, in_before) = if with_z {
+            let (mut in_now, mut in_before) = if with_z {
                 disc_masks::<true>(blocks, (At::Now, now), before, Radius::Members)
             } else {
                 disc_masks::<false>(blocks, (At::Now, now), before, Radius::Members)
             };
+            if rects {
+                let (in_rect_now, in_rect_before) = own_rect_masks(blocks, (At::Now, now), before);
+                (in_now, in_before) = (in_now & in_rect_now, in_before & in_rect_before);
+            }
             let (in_now, in_before) = (in_now & valid, in_before & valid);
             if in_now | in_before != 0 {
                 hits(start, in_now ^ in_before, in_now | in_before);
@@ -408,7 +477,7 @@ impl Positions {
     /// member, and bit `j` of `valid` says member `start + j` is in `range`.
     #[inline(always)]
     fn runs(&self, range: Range<usize>, mut each: impl FnMut(usize, &[Block], u64)) {
-        let end = range.end.min(self.len);
+        let end = range.end.min(self.len());
         let mut start = range.start - range.start % LANES;
         while start < end {
             let stop = (start + MASK_BITS).min(end);

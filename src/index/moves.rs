@@ -8,7 +8,6 @@
 //! member's place, and a cell with a member that stays is neither freed nor carried away, so doing
 //! them before the cell changes leaves the grid as the one pass does.
 
-use bevy_ecs::entity::Entity;
 use bevy_tasks::TaskPool;
 use smallvec::SmallVec;
 
@@ -18,7 +17,7 @@ use super::{
 };
 use crate::{
     config::IndexKind,
-    grid::{Cell, CellKey, Grid, Member, NO_CELL},
+    grid::{Cell, CellKey, Grid, Member, NO_CELL, NO_RECT},
     parallel::run_jobs,
     prefetch::{AHEAD, prefetch},
     rules::AoiVisibility,
@@ -201,7 +200,7 @@ impl AoiIndex {
     /// task) that stay there, run after run; nothing else touches those cells meanwhile.
     fn edit_in_place(&mut self, pool: &TaskPool, per_owner: usize) {
         let plans = &self.move_plans[..pool.thread_num()];
-        let (slots, starts, entities) = (&self.slots[..], &self.starts[..], &self.entities[..]);
+        let (slots, starts) = (&self.slots[..], &self.starts[..]);
         let edit_cells = |(owner, cells): (usize, &mut [Cell])| {
             let base = owner * per_owner;
             let cell_of = |s: u32| slots[s as usize].cell as usize - base;
@@ -214,7 +213,7 @@ impl AoiIndex {
                     if let Some(&ahead) = stays.get(j + AHEAD) {
                         cells[cell_of(ahead)].prefetch_member(slots[ahead as usize].member_index);
                     }
-                    let member = member_of(slots, starts, entities, s);
+                    let member = member_of(slots, starts, s);
                     cells[cell_of(s)].edit_member(slots[s as usize].member_index, |m| *m = member);
                 }
             }
@@ -325,7 +324,7 @@ impl AoiIndex {
     /// The grid member of a slot ([`member_of`]).
     #[inline]
     pub(super) fn member(&self, s: u32) -> Member {
-        member_of(&self.slots, &self.starts, &self.entities, s)
+        member_of(&self.slots, &self.starts, s)
     }
 
     /// Keeps the per-instance lists of `Always`-visible slots in step with change `i` of the
@@ -376,9 +375,9 @@ fn stays_in_cell(slot: &Slot, grid: &Grid, key: CellKey) -> bool {
     slot.in_grid() && slot.cell != NO_CELL && grid.cells[slot.cell as usize].key == key
 }
 
-/// The grid member of slot `s`, from the index's `slots`, `starts` and `entities`.
+/// The grid member of slot `s`, from the index's `slots` and `starts`.
 #[inline]
-fn member_of(slots: &[Slot], starts: &[[f32; 3]], entities: &[Entity], s: u32) -> Member {
+fn member_of(slots: &[Slot], starts: &[[f32; 3]], s: u32) -> Member {
     let slot = &slots[s as usize];
     Member {
         slot: s,
@@ -395,7 +394,7 @@ fn member_of(slots: &[Slot], starts: &[[f32; 3]], entities: &[Entity], s: u32) -
         seen_by: scan_layers(&slot.rules),
         sees: slot.rules.sees,
         rect: slot.rect.is_some(),
-        entity: entities[s as usize],
+        half: slot.rect.unwrap_or(NO_RECT),
     }
 }
 

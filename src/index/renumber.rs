@@ -88,7 +88,7 @@ impl AoiIndex {
             );
             if slot.cell != crate::grid::NO_CELL {
                 let m = &self.grid.cells[slot.cell as usize].members[slot.member_index as usize];
-                assert_eq!((m.slot, m.entity), (s, e), "slot {s}'s member should point back at it");
+                assert_eq!(m.slot, s, "slot {s}'s member should point back at it");
             }
         }
         for &f in &self.free_slots {

@@ -418,7 +418,7 @@ fn flip_scan_both_ways(
 ) {
     let (me, start) = (&view.slots[flips.o as usize], view.starts[flips.o as usize]);
     let (instance, with_z) = (cell.key[3] as u32, view.grid.with_z());
-    let every_seer = judges_every_seer(view, cell);
+    let every_seer = judges_every_seer(view);
     let each = |first, bits, inside, seen_now: u64, seen_start: u64| {
         flips.record(cell, first, bits, inside);
         let (bits, sees) = (seen_now ^ seen_start, seen_now | seen_start);

@@ -107,11 +107,11 @@ pub(crate) fn target(
             }
         }
     } else {
-        // A stepping `Normal` target, as in the cells below: the wide observers' discs (a
-        // rectangle's disc around it) tested four at a time, and an observer judged only if its
-        // disc holds the target at either end (else it sees it at neither) and, for a disc
-        // while the view layer needs no touches, only where the step flips the test (else it
-        // sees it at both ends or at neither). Changed ones have a negative radius there.
+        // A stepping `Normal` target, as in the cells below: the wide observers' views tested
+        // four at a time (exactly, rectangles too), and an observer judged only if it sees the
+        // target at either end and, while the view layer needs no touches, only where the step
+        // flips the test (else it sees it at both ends or at neither). Changed ones have a
+        // negative radius there.
         let with_z = view.grid.with_z();
         let every_seer = view.touches.is_some();
         wide.places.seeing(
@@ -124,7 +124,7 @@ pub(crate) fn target(
                 each_lane(sees, |j| {
                     let w = wide.slots[start + j];
                     let o = &view.slots[w as usize];
-                    if (flips >> j) & 1 != 0 || o.rect.is_some() || every_seer {
+                    if (flips >> j) & 1 != 0 || every_seer {
                         let at = o.observer_at(o.p);
                         judge(w, ObserverEnds::Judge(at, at));
                     }
@@ -154,7 +154,7 @@ pub(crate) fn target(
         let slabs = target_slabs(view.grid, c, near, &now, &before, reach);
         // A member where it was at the start of the tick and where it is now.
         let mut judge_moved = |m: &Member| {
-            let end = observer_of(m, instance, view.slots);
+            let end = observer_of(m, instance);
             judge(m.slot, ObserverEnds::Judge(ObserverState { p: m.start_p, ..end }, end));
         };
         if me.jumped() && by_distance {
@@ -186,12 +186,11 @@ pub(crate) fn target(
     scratch.cells = cells;
 }
 
-/// Whether a moving target must look at every clean observer of `cell` whose disc holds it at
-/// either point, not only where the disc test flips: when the view layer wants its touches, or
-/// when a rectangle must be judged exactly (the disc around it holds it).
+/// Whether a moving target must look at every clean observer that sees it at either point, not
+/// only where the view test flips: when the view layer wants its touches.
 #[inline]
-pub(super) fn judges_every_seer(view: View, cell: &Cell) -> bool {
-    view.touches.is_some() || cell.clean.rects > 0
+pub(super) fn judges_every_seer(view: View) -> bool {
+    view.touches.is_some()
 }
 
 /// Where a target scan's judge records: the pairs that enter, those that leave, and the view
@@ -311,12 +310,13 @@ fn record_always_seers(view: View, touches: &Touches, ch: &Change, seers: &mut V
 }
 
 /// Judges the clean observers of a run of `cell`'s members from `start` against a stepping
-/// `Normal` target of layer `member`, from the disc tests of its two points with each member's
-/// own radius (bit `j` for member `start + j`: `flips` where they differ, `sees` where either
-/// holds). For a disc observer the rule reduces to the layers and the two distances, so only
-/// the flips need judging, unless the view layer wants every observer that sees the target or a
-/// rectangle must be judged exactly (the disc around it holds it; then each candidate's record
-/// is read).
+/// `Normal` target of layer `member`, from the tests of its two points with each member's own
+/// view (bit `j` for member `start + j`: `flips` where they differ, `sees` where either holds;
+/// exact for rectangles too, [`Positions::seeing`]). The rule reduces to the layers and those
+/// tests, so only the flips need judging, unless the view layer wants every observer that sees
+/// the target.
+///
+/// [`Positions::seeing`]: crate::grid::Positions::seeing
 #[inline(always)]
 #[expect(clippy::too_many_arguments, reason = "one run's masks and where they come from")]
 pub(super) fn judge_clean_observers(
@@ -329,16 +329,15 @@ pub(super) fn judge_clean_observers(
     sees: u64,
     judge: &mut impl FnMut(u32, ObserverEnds),
 ) {
-    if !judges_every_seer(view, cell) {
-        // Every clean observer here has a disc: its block lane holds all that the rule reads of
-        // it.
+    if !judges_every_seer(view) {
+        // A clean observer's block lane holds all that the rule reads of it.
         each_lane(flips, |j| {
             let lane = cell.pos.lane(start + j);
             if lane.clean_sees & member != 0 {
                 let at = ObserverState {
                     p: lane.p,
                     r2: lane.r2,
-                    rect: None,
+                    rect: lane.rect,
                     sees: lane.clean_sees,
                     instance,
                 };
@@ -351,14 +350,12 @@ pub(super) fn judge_clean_observers(
         if !(m.is_clean_observer() & ((m.sees & member) != 0)) {
             return;
         }
-        if (flips >> j) & 1 != 0 || m.rect {
-            // A flip, or a rectangular view whose disc around it saw the target at either end:
-            // judged exactly.
-            let at = observer_of(m, instance, view.slots);
+        if (flips >> j) & 1 != 0 {
+            let at = observer_of(m, instance);
             judge(m.slot, ObserverEnds::Judge(at, at));
         } else {
-            // For the view layer, a disc observer that sees the target at both ends is its seer
-            // without judging it (the disc test is its whole rule here, and it does not flip).
+            // For the view layer, an observer that sees the target at both ends is its seer
+            // without judging it (the view test is its whole rule here, and it does not flip).
             judge(m.slot, ObserverEnds::SeesBoth(m.p));
         }
     });

@@ -193,6 +193,24 @@ pub(super) fn band_masks_sse<const WITH_Z: bool>(blocks: &[Block], test: BandTes
     (flips, crossings)
 }
 
+/// The masks of the members whose own rectangle holds a target ([`in_rect`] with the member's
+/// half extents, `+∞` for a member without one, whose mask bit is then set): their positions
+/// `a` around the target's `pa` and `b` around `pb`, in one pass over the blocks as
+/// [`disc_masks`]. With the members' own discs (each rectangle's the disc around it, which holds
+/// it: [`rect_r2`]) it gives every member's exact test.
+///
+/// [`in_rect`]: crate::visibility::in_rect
+/// [`rect_r2`]: crate::visibility::rect_r2
+#[inline(always)]
+pub(super) fn own_rect_masks(blocks: &[Block], (a, pa): (At, [f32; 3]), (b, pb): (At, [f32; 3])) -> (u64, u64) {
+    let (mut in_a, mut in_b) = (0u64, 0u64);
+    for (k, block) in blocks.iter().enumerate() {
+        in_a |= u64::from(lanes_in_own_rects(a.of(block), pa, &block.half)) << (k * LANES);
+        in_b |= u64::from(lanes_in_own_rects(b.of(block), pb, &block.half)) << (k * LANES);
+    }
+    (in_a, in_b)
+}
+
 /// The masks of the members inside the rectangle of half extents `half` around `now` (their
 /// positions now) and around `start` (their start-of-tick positions), in one pass over the blocks
 /// as [`disc_masks`] ([`in_rect`](crate::visibility::in_rect)).
@@ -231,6 +249,38 @@ fn lanes_in_rect([x, y, _]: &[[f32; LANES]; 3], p: [f32; 3], [hw, hh]: [f32; 2])
         let in_y = _mm_cmple_ps(off(y, p[1]), _mm_set1_ps(hh));
         _mm_movemask_ps(_mm_and_ps(in_x, in_y)) as u32
     }
+}
+
+/// Bit `j` set when `p` is inside the rectangle of half extents `half[0][j]`, `half[1][j]` around
+/// point `j` of the four, in SSE: [`lanes_in_rect`] with each member's own half extents (the
+/// offsets' signs are the other way round, which `abs` clears).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn lanes_in_own_rects([x, y, _]: &[[f32; LANES]; 3], p: [f32; 3], [hw, hh]: &[[f32; LANES]; 2]) -> u32 {
+    use core::arch::x86_64::{
+        _mm_and_ps, _mm_castsi128_ps, _mm_cmple_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_set1_epi32, _mm_set1_ps,
+        _mm_sub_ps,
+    };
+    #[expect(unsafe_code, reason = "SSE loads and comparisons, as in `lanes_in_rect`")]
+    // SAFETY: SSE and SSE2 are part of the x86_64 baseline; each load reads exactly the four
+    // `f32`s of an array it is given by reference.
+    unsafe {
+        let abs = _mm_castsi128_ps(_mm_set1_epi32(i32::MAX));
+        let load = |v: &[f32; LANES]| _mm_loadu_ps(v.as_ptr());
+        let off = |v: &[f32; LANES], c: f32| _mm_and_ps(_mm_sub_ps(load(v), _mm_set1_ps(c)), abs);
+        let in_x = _mm_cmple_ps(off(x, p[0]), load(hw));
+        let in_y = _mm_cmple_ps(off(y, p[1]), load(hh));
+        _mm_movemask_ps(_mm_and_ps(in_x, in_y)) as u32
+    }
+}
+
+/// [`lanes_in_own_rects`] on other architectures.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn lanes_in_own_rects([x, y, _]: &[[f32; LANES]; 3], p: [f32; 3], [hw, hh]: &[[f32; LANES]; 2]) -> u32 {
+    (0..LANES).fold(0, |bits, j| {
+        bits | u32::from(crate::visibility::in_rect([x[j], y[j], 0.0], [hw[j], hh[j]], p)) << j
+    })
 }
 
 /// Bit `j` set when point `j` of the four is inside the rectangle of half extents `half` around

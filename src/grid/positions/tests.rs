@@ -2,7 +2,10 @@
 //! exactly the radius) and off the plane.
 
 use super::*;
-use crate::{test_draws::Draws, visibility::dist2 as scalar_dist2};
+use crate::{
+    test_draws::Draws,
+    visibility::{dist2 as scalar_dist2, rect_r2, within as scalar_within},
+};
 
 /// Points on a lattice around `p` (so many are at exactly the radius) and, `with_z`, a few
 /// off its plane.
@@ -21,6 +24,25 @@ fn points(n: usize, with_z: bool) -> Vec<Member> {
             m
         })
         .collect()
+}
+
+/// `members` with every fifth observer's view made a rectangle (half extents from the lattice,
+/// so many points lie on its edges; its `r2` the disc around it, as the index keeps it).
+fn with_rects(mut members: Vec<Member>) -> Vec<Member> {
+    for (i, m) in members
+        .iter_mut()
+        .enumerate()
+        .filter(|(i, m)| i % 5 == 0 && m.r2 >= 0.0)
+    {
+        let half = [(i % 4) as f32 + 1.0, (i % 3) as f32 + 0.5];
+        (m.rect, m.half, m.r2) = (true, half, rect_r2(half));
+    }
+    members
+}
+
+/// Whether member `m`, at `p`, sees `q`: the scalar rule's view test, its rectangle's if it has one.
+fn member_sees(m: &Member, p: [f32; 3], q: [f32; 3]) -> bool {
+    scalar_within(p, m.r2, m.rect.then_some(m.half), q)
 }
 
 #[test]
@@ -55,9 +77,9 @@ fn within_answers_as_the_scalar_distance_test(with_z: bool) {
 }
 
 #[test]
-fn seeing_reports_each_members_own_radius_at_both_points() {
+fn seeing_reports_each_members_own_view_at_both_points() {
     for with_z in [true, false] {
-        seeing_reports_each_members_own_radius(with_z);
+        seeing_reports_each_members_own_view(with_z);
     }
 }
 
@@ -71,8 +93,9 @@ fn points_every_third_stepped(n: usize, with_z: bool) -> Vec<Member> {
     members
 }
 
-fn seeing_reports_each_members_own_radius(with_z: bool) {
-    let members = points_every_third_stepped(150, with_z);
+fn seeing_reports_each_members_own_view(with_z: bool) {
+    let members = with_rects(points_every_third_stepped(150, with_z));
+    assert!(members.iter().any(|m| m.rect), "some members should have rectangles");
     let mut pos = Positions::default();
     pos.rebuild(&members);
     let (now, before) = ([0.0, 0.0, 0.0], [1.0, -2.0, 0.0]);
@@ -91,9 +114,9 @@ fn seeing_reports_each_members_own_radius(with_z: bool) {
                 }
             }
         });
-        let seen_now = |i: usize| scalar_dist2(members[i].p, now) <= members[i].r2;
+        let seen_now = |i: usize| member_sees(&members[i], members[i].p, now);
         let from = |i: usize| if moved { members[i].start_p } else { members[i].p };
-        let seen_before = |i: usize| scalar_dist2(from(i), before) <= members[i].r2;
+        let seen_before = |i: usize| member_sees(&members[i], from(i), before);
         let want_sees: Vec<usize> = range.clone().filter(|&i| seen_now(i) || seen_before(i)).collect();
         let want_flips: Vec<usize> = range.filter(|&i| seen_now(i) != seen_before(i)).collect();
         assert_eq!(
@@ -109,11 +132,12 @@ fn seeing_reports_each_members_own_radius(with_z: bool) {
 }
 
 #[test]
-fn flips_both_ways_answer_as_the_scalar_distance_tests_with_both_radii() {
+fn flips_both_ways_answer_as_the_scalar_view_tests_with_both_views() {
     for with_z in [true, false] {
         // Members that did not move (start = now), as the clean observers whose view of the
-        // scanning observer is tested: their own radii vary, some are not observers.
-        let mut members = points(150, with_z);
+        // scanning observer is tested: their own radii vary, some are rectangles, some are not
+        // observers.
+        let mut members = with_rects(points(150, with_z));
         members.iter_mut().for_each(|m| m.start_p = m.p);
         let mut pos = Positions::default();
         pos.rebuild(&members);
@@ -137,8 +161,8 @@ fn flips_both_ways_answer_as_the_scalar_distance_tests_with_both_radii() {
                         k,
                         inside != was,
                         inside,
-                        within(m.p, now, m.r2),
-                        within(m.p, start, m.r2),
+                        member_sees(m, m.p, now),
+                        member_sees(m, m.p, start),
                     )
                 })
                 .filter(|&(_, flip, _, seen_now, seen_start)| flip || seen_now || seen_start)
