@@ -204,31 +204,33 @@ pub(crate) fn mixed_cost(ticks: usize) {
     }
 }
 
-/// Rectangular views (`ViewRect`): uniform 10k where every observer sees a rectangle of the
-/// same area as the disc of radius `R` (a square, and a 16:9 screen), against the same world
-/// with discs (one thread; the movement-only, disc and rectangle apps are updated in turn).
+/// Rectangular views (`ViewRect`): uniform 10k and 5% moving 50k where every observer sees a
+/// rectangle of the same area as the disc of radius `R` (a square, and a 16:9 screen), against
+/// the same world with discs (one thread; the movement-only, disc and rectangle apps are updated
+/// in turn).
 pub(crate) fn rect_cost(ticks: usize) {
-    let n = 10_000;
-    let walkers = Walkers::new(Kind::Uniform, n, SEED);
     let square = workload::square_half_extent();
     let [w16, h9] = workload::screen_half_extents();
-    let mut apps = [
-        workload::app(walkers.clone(), false),
-        workload::app(walkers.clone(), true),
-        workload::app_rects(walkers.clone(), [square, square]),
-        workload::app_rects(walkers.clone(), [w16, h9]),
-    ];
-    own_cost_table(
-        &mut apps,
-        ticks,
-        &format!("uniform {n}, every observer's view, same area, 1 thread"),
-        "disc",
-        &[
-            format!("disc, radius {R}"),
-            format!("square, half side {square:.1}"),
-            format!("16:9, half extents {w16:.1} x {h9:.1}"),
-        ],
-    );
+    for (kind, n) in [(Kind::Uniform, 10_000), (Kind::Moving(5), 50_000)] {
+        let walkers = Walkers::new(kind, n, SEED);
+        let mut apps = [
+            workload::app(walkers.clone(), false),
+            workload::app(walkers.clone(), true),
+            workload::app_rects(walkers.clone(), [square, square]),
+            workload::app_rects(walkers.clone(), [w16, h9]),
+        ];
+        own_cost_table(
+            &mut apps,
+            ticks,
+            &format!("{} {n}, every observer's view, same area, 1 thread", kind.name()),
+            "disc",
+            &[
+                format!("disc, radius {R}"),
+                format!("square, half side {square:.1}"),
+                format!("16:9, half extents {w16:.1} x {h9:.1}"),
+            ],
+        );
+    }
 }
 
 /// The cost of the visibility rules: uniform 10k with 10% players, 80% monsters, 10% items

@@ -40,6 +40,9 @@ pub(crate) struct Member {
 /// [`Member::half`] of a member whose view is not a rectangle.
 pub(crate) const NO_RECT: [f32; 2] = [f32::INFINITY; 2];
 
+// The size `Member::half`'s doc and the README's memory figures give.
+const _: () = assert!(size_of::<Member>() == 52, "a grid member should take 52 bytes");
+
 /// A tower: the members in one cell.
 ///
 /// Two cache lines, laid out so that what the grouping pass reads of every changed observer's

@@ -2,7 +2,11 @@
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use crate::{bits, slot::Slot};
+use crate::{
+    bits,
+    slot::Slot,
+    visibility::{dist2, in_rect},
+};
 
 /// Per slot, whether something the view layer must look at happened to it as an observer this
 /// update: it changed (it or one of its components), or a target it sees before or after the
@@ -39,12 +43,15 @@ pub(crate) struct Touches {
     /// [`AoiIndex::set_owned`]: super::AoiIndex::set_owned
     owned: Vec<u64>,
     /// Per slot, one bit: whether the view layer gave its [`QuietBands`]
-    /// ([`Self::set_quiet_bands`]); then its view's edge is in `edges`, and its tier bounds in
-    /// `tier_bounds` when its bit in `tiered` is set (those two grow as the layer gives bands).
-    /// Apart, and 4 bytes a slot for the edge (the only bound of an observer without tiers),
-    /// since the scans look them up for every observer that sees a changed target at both ends.
+    /// ([`Self::set_quiet_bands`]); then its view's edge is in `edges` (a disc's) or, when its bit
+    /// in `boxed` is set, in `rect_edges` (a rectangle's), and its tier bounds in `tier_bounds`
+    /// when its bit in `tiered` is set (the three grow as the layer gives bands). Apart, and 4
+    /// bytes a slot for a disc's edge (the only bound of an observer without tiers), since the
+    /// scans look them up for every observer that sees a changed target at both ends.
     banded: Vec<u64>,
     edges: Vec<f32>,
+    boxed: Vec<u64>,
+    rect_edges: Vec<[f32; 2]>,
     tiered: Vec<u64>,
     tier_bounds: Vec<[f32; TIER_BOUNDS]>,
     /// Debug builds, per slot, one bit: whether it was put on this update's shortlist by change
@@ -78,6 +85,7 @@ impl Touches {
             self.more_than_moved.resize(slots.div_ceil(64), 0);
             self.owned.resize(slots.div_ceil(64), 0);
             self.banded.resize(slots.div_ceil(64), 0);
+            self.boxed.resize(slots.div_ceil(64), 0);
             self.tiered.resize(slots.div_ceil(64), 0);
             #[cfg(debug_assertions)]
             self.shortlisted.resize(slots.div_ceil(64), 0);
@@ -178,7 +186,19 @@ impl Touches {
             self.edges.resize(self.marks.len().max(at + 1), 0.0);
         }
         bits::insert(&mut self.banded, at);
-        self.edges[at] = bands.edge;
+        match bands.edge {
+            BandEdge::Disc(r2) => {
+                self.edges[at] = r2;
+                bits::remove(&mut self.boxed, at);
+            }
+            BandEdge::Rect(half) => {
+                if self.rect_edges.len() <= at {
+                    self.rect_edges.resize(self.edges.len(), [0.0; 2]);
+                }
+                self.rect_edges[at] = half;
+                bits::insert(&mut self.boxed, at);
+            }
+        }
         match bands.tiers {
             Some(tiers) => {
                 if self.tier_bounds.len() <= at {
@@ -196,9 +216,20 @@ impl Touches {
     pub fn quiet_bands(&self, s: u32) -> Option<QuietBands> {
         let at = s as usize;
         bits::contains(&self.banded, at).then(|| QuietBands {
-            edge: self.edges[at],
+            edge: if bits::contains(&self.boxed, at) {
+                BandEdge::Rect(self.rect_edges[at])
+            } else {
+                BandEdge::Disc(self.edges[at])
+            },
             tiers: bits::contains(&self.tiered, at).then(|| self.tier_bounds[at]),
         })
+    }
+
+    /// Whether observer slot `s` has [`QuietBands`] ([`Self::quiet_bands`] is `Some`), one bit
+    /// read.
+    #[inline]
+    pub fn has_quiet_bands(&self, s: u32) -> bool {
+        bits::contains(&self.banded, s as usize)
     }
 
     /// Whether owned observer slot `o`'s judgement of an `Always` target it sees may change with
@@ -210,19 +241,34 @@ impl Touches {
         !bits::contains(&self.banded, at) || bits::contains(&self.tiered, at)
     }
 
-    /// Whether a target at squared distances `before` and `now` from owned observer slot `o`
-    /// stays in one of its [`QuietBands`] (`false` when the layer gave none): as
-    /// [`QuietBands::same_band`], with one lookup of 4 bytes for an observer without tiers.
+    /// Whether a target at `before` and then at `now` stays in one of the [`QuietBands`] of owned
+    /// observer slot `o`, standing at `p` (`false` when the layer gave none): as
+    /// [`QuietBands::same_band`], with one lookup of 4 bytes for a disc without tiers.
     #[inline]
-    pub fn stays_in_band(&self, o: u32, before: f32, now: f32) -> bool {
+    pub fn stays_in_band(&self, o: u32, p: [f32; 3], before: [f32; 3], now: [f32; 3]) -> bool {
         let at = o as usize;
         if !bits::contains(&self.banded, at) {
             return false;
         }
+        if bits::contains(&self.boxed, at) {
+            return self.stays_in_rect_band(at, p, before, now);
+        }
+        let (before, now) = (dist2(p, before), dist2(p, now));
         let edge = self.edges[at];
         if (before > edge) != (now > edge) {
             return false;
         }
+        !bits::contains(&self.tiered, at) || same_side(&self.tier_bounds[at], before, now)
+    }
+
+    /// [`Self::stays_in_band`] for a rectangle's bands (slot `at`'s bit in `boxed` is set).
+    #[inline(never)]
+    fn stays_in_rect_band(&self, at: usize, p: [f32; 3], before: [f32; 3], now: [f32; 3]) -> bool {
+        let half = self.rect_edges[at];
+        if in_rect(p, half, before) != in_rect(p, half, now) {
+            return false;
+        }
+        let (before, now) = (larger_offset(p, before), larger_offset(p, now));
         !bits::contains(&self.tiered, at) || same_side(&self.tier_bounds[at], before, now)
     }
 
@@ -240,8 +286,9 @@ impl Touches {
     pub fn heap_bytes(&self) -> usize {
         self.marks.capacity() * size_of::<AtomicU32>()
             + (self.changed.capacity() + self.more_than_moved.capacity() + self.owned.capacity()) * size_of::<u64>()
-            + (self.banded.capacity() + self.tiered.capacity()) * size_of::<u64>()
+            + (self.banded.capacity() + self.boxed.capacity() + self.tiered.capacity()) * size_of::<u64>()
             + self.edges.capacity() * size_of::<f32>()
+            + self.rect_edges.capacity() * size_of::<[f32; 2]>()
             + self.tier_bounds.capacity() * size_of::<[f32; TIER_BOUNDS]>()
     }
 }
@@ -262,34 +309,65 @@ pub(crate) struct Seer {
     pub sees_now: bool,
 }
 
-/// The distances from an owned observer, as squared distances, where the view layer's judgement
-/// of a target it sees (within its grown view) can change while the observer itself stays as it
-/// is: its view's edge, and each tier threshold with and without the hysteresis margin. A
-/// changed target that the observer sees at both ends, that keeps its rules (its visibility mode
-/// is part of the view test), and whose squared distance at the start and at the end of the
-/// update is on the same side of each bound comes out of the pass as it came out of the last one
-/// (the layer's tests at both ends give the same answers, and the pass applied to its own result
-/// changes nothing), so the scans do not record it as a seer ([`Touches::stays_in_band`]); an
-/// observer all of whose changed targets stay so is not looked at. Given by the layer for disc
-/// views with few enough thresholds (see `view_model::layer`).
+/// Where, around an owned observer, the view layer's judgement of a target it sees (within its
+/// grown view) can change while the observer itself stays as it is: its view's edge, and each
+/// tier threshold with and without the hysteresis margin. A changed target that the observer
+/// sees at both ends, that keeps its rules (its visibility mode is part of the view test), and
+/// that is on the same side of each bound at the start and at the end of the update comes out of
+/// the pass as it came out of the last one (the layer's tests at both ends give the same answers,
+/// and the pass applied to its own result changes nothing), so the scans do not record it as a
+/// seer ([`Touches::stays_in_band`]); an observer all of whose changed targets stay so is not
+/// looked at. Given by the layer for views with few enough thresholds (see
+/// `view_model::layer`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct QuietBands {
-    /// The view's edge (its radius squared).
-    pub edge: f32,
+    /// The view's edge.
+    pub edge: BandEdge,
     /// The tier bounds, in any order, unused ones `+∞` (nothing is beyond); `None` without tiers.
+    /// A disc's are squared distances; a rectangle's (whose tiers are squares) distances on the
+    /// axis where the target is farther ([`larger_offset`]).
     pub tiers: Option<[f32; TIER_BOUNDS]>,
+}
+
+/// The edge of an observer's view in its [`QuietBands`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum BandEdge {
+    /// A disc of this squared radius: a target is beyond where its squared distance is larger.
+    Disc(f32),
+    /// A rectangle of these half extents: a target is beyond where
+    /// [`in_rect`] fails.
+    Rect([f32; 2]),
+}
+
+/// How far `q` is from `p` on the plane axis where it is farther, as a rectangle's tiers (squares)
+/// measure it: `q` is beyond the square of half side `d` exactly where this is larger than `d`
+/// (the offsets [`in_rect`] takes, so the same answers).
+#[inline]
+fn larger_offset(p: [f32; 3], q: [f32; 3]) -> f32 {
+    (q[0] - p[0]).abs().max((q[1] - p[1]).abs())
 }
 
 /// How many tier bounds [`QuietBands`] holds: four thresholds, each with and without the margin.
 pub(crate) const TIER_BOUNDS: usize = 8;
 
 impl QuietBands {
-    /// Whether a target at squared distances `before` and `now` from the observer is on the same
-    /// side of every bound (`d2 > bound` is the layer's test for beyond). Debug builds' checks
+    /// Whether a target at `before.1`, seen from the observer at `before.0`, and at `now.1`, seen
+    /// from `now.0`, is on the same side of every bound. Debug builds' checks
     /// ([`Touches::stays_in_band`] is the scans' form).
     #[cfg(any(test, debug_assertions))]
-    pub fn same_band(&self, before: f32, now: f32) -> bool {
-        same_side(&[self.edge], before, now) && self.tiers.is_none_or(|tiers| same_side(&tiers, before, now))
+    pub fn same_band(&self, before: ([f32; 3], [f32; 3]), now: ([f32; 3], [f32; 3])) -> bool {
+        let ((p0, q0), (p1, q1)) = (before, now);
+        let (edge, (b, n)) = match self.edge {
+            BandEdge::Disc(r2) => (
+                same_side(&[r2], dist2(p0, q0), dist2(p1, q1)),
+                (dist2(p0, q0), dist2(p1, q1)),
+            ),
+            BandEdge::Rect(half) => (
+                in_rect(p0, half, q0) == in_rect(p1, half, q1),
+                (larger_offset(p0, q0), larger_offset(p1, q1)),
+            ),
+        };
+        edge && self.tiers.is_none_or(|tiers| same_side(&tiers, b, n))
     }
 }
 
@@ -310,56 +388,100 @@ mod tests {
     #[test]
     fn a_target_stays_in_band_only_between_the_same_bounds() {
         let mut touches = Touches::default();
-        touches.grow(3);
+        touches.grow(4);
         let plain = QuietBands {
-            edge: 100.0,
+            edge: BandEdge::Disc(100.0),
             tiers: None,
         };
         let tiered = QuietBands {
-            edge: 100.0,
+            edge: BandEdge::Disc(100.0),
             tiers: Some([9.0, 16.0, 36.0, 49.0, 64.0, 70.0, f32::INFINITY, f32::INFINITY]),
+        };
+        // A rectangle's tiers are squares, its bounds half sides.
+        let rect = QuietBands {
+            edge: BandEdge::Rect([10.0, 6.0]),
+            tiers: Some([
+                2.0,
+                3.0,
+                5.0,
+                5.5,
+                f32::INFINITY,
+                f32::INFINITY,
+                f32::INFINITY,
+                f32::INFINITY,
+            ]),
         };
         touches.set_quiet_bands(1, Some(plain));
         touches.set_quiet_bands(2, Some(tiered));
-        assert_eq!(
-            touches.quiet_bands(2),
-            Some(tiered),
-            "the bands should be kept as given"
-        );
+        touches.set_quiet_bands(3, Some(rect));
+        for (s, bands) in [(2, tiered), (3, rect)] {
+            assert_eq!(touches.quiet_bands(s), Some(bands), "the bands should be kept as given");
+        }
+        // The observer stands at `p`; each target moves from the first point to the second.
+        let p = [1.0, -2.0, 0.0];
+        let at = |x: f32, y: f32| [p[0] + x, p[1] + y, 0.0];
         let cases = [
-            (1.0, 8.0),
-            (1.0, 9.5),
-            (10.0, 15.0),
-            (10.0, 17.0),
-            (50.0, 99.0),
-            (60.0, 66.0),
-            (65.0, 69.0),
-            (99.0, 100.0),
-            (100.0, 100.5),
-            (101.0, 120.0),
+            (at(1.0, 2.0), at(2.0, 2.0)),
+            (at(1.0, 0.0), at(3.0, 0.5)),
+            (at(3.0, 1.0), at(-3.0, -2.5)),
+            (at(3.0, 2.0), at(4.0, 1.0)),
+            (at(4.0, 1.0), at(5.0, 2.0)),
+            (at(8.0, 1.0), at(7.0, 5.0)),
+            (at(3.5, 1.0), at(4.0, -4.0)),
+            (at(4.0, 0.0), at(0.0, 5.2)),
+            (at(9.0, 5.0), at(9.0, 6.5)),
+            (at(9.9, 0.0), at(0.0, 5.9)),
+            (at(10.0, 0.0), at(10.0, 0.5)),
+            (at(-11.0, 0.0), at(0.0, 12.0)),
         ];
-        for (o, bands) in [(1, plain), (2, tiered)] {
+        for (o, bands) in [(1, plain), (2, tiered), (3, rect)] {
             for (before, now) in cases {
                 assert_eq!(
-                    touches.stays_in_band(o, before, now),
-                    bands.same_band(before, now),
-                    "observer {o}, {before} -> {now}: the scans' test should agree with the bands'"
+                    touches.stays_in_band(o, p, before, now),
+                    bands.same_band((p, before), (p, now)),
+                    "observer {o}, {before:?} -> {now:?}: the scans' test should agree with the bands'"
                 );
             }
         }
-        assert!(touches.stays_in_band(2, 17.0, 35.0), "between two tier bounds it stays");
-        assert!(!touches.stays_in_band(2, 15.0, 17.0), "across a tier bound it does not");
+        let stays = |touches: &Touches, o, (x0, y0), (x1, y1)| touches.stays_in_band(o, p, at(x0, y0), at(x1, y1));
         assert!(
-            !touches.stays_in_band(2, 65.0, 71.0),
+            stays(&touches, 2, (4.0, 1.0), (5.0, 2.0)),
+            "between two tier bounds it stays"
+        );
+        assert!(
+            !stays(&touches, 2, (3.0, 2.0), (4.0, 1.0)),
+            "across a tier bound it does not"
+        );
+        assert!(
+            !stays(&touches, 2, (8.0, 1.0), (7.0, 5.0)),
             "across the last tier bound it does not"
         );
         assert!(
-            touches.stays_in_band(1, 15.0, 17.0),
+            stays(&touches, 1, (3.0, 2.0), (4.0, 1.0)),
             "without tiers only the edge counts"
         );
-        assert!(!touches.stays_in_band(1, 100.0, 100.5), "across the edge it does not");
         assert!(
-            !touches.stays_in_band(0, 1.0, 1.0),
+            !stays(&touches, 1, (10.0, 0.0), (10.0, 0.5)),
+            "across the edge it does not"
+        );
+        assert!(
+            stays(&touches, 3, (3.5, 1.0), (4.0, -4.0)),
+            "between two of a rectangle's squares it stays"
+        );
+        assert!(
+            !stays(&touches, 3, (4.0, 0.0), (0.0, 5.2)),
+            "across one of a rectangle's squares it does not"
+        );
+        assert!(
+            !stays(&touches, 3, (9.0, 5.0), (9.0, 6.5)),
+            "across a rectangle's edge it does not"
+        );
+        assert!(
+            stays(&touches, 3, (9.9, 0.0), (0.0, 5.9)),
+            "within a rectangle and beyond its squares it stays, however far it goes"
+        );
+        assert!(
+            !stays(&touches, 0, (1.0, 1.0), (1.0, 1.0)),
             "an observer given no bands records every seer"
         );
         assert!(
@@ -367,8 +489,17 @@ mod tests {
             "an Always target's judgement follows the distance with tiers or without bands only"
         );
         touches.set_owned(1, true);
-        assert!(!touches.stays_in_band(1, 1.0, 1.0), "changing hands forgets the bands");
+        assert!(
+            !stays(&touches, 1, (1.0, 1.0), (1.0, 1.0)),
+            "changing hands forgets the bands"
+        );
         touches.set_quiet_bands(2, None);
         assert_eq!(touches.quiet_bands(2), None, "bands taken back are gone");
+        touches.set_quiet_bands(3, Some(plain));
+        assert_eq!(
+            touches.quiet_bands(3),
+            Some(plain),
+            "a rectangle's bands given again as a disc's should be the disc's"
+        );
     }
 }

@@ -15,7 +15,7 @@ use super::{
 use crate::{
     components::merge_targets,
     grid::{BandTest, Cell, FLIP_BATCH, FlipShape},
-    index::{Seer, TIER_BOUNDS, Touches, same_side},
+    index::{BandEdge, Seer, TIER_BOUNDS, Touches, same_side},
     lists::remove_seen,
     slot::Slot,
     visibility::{TargetState, dist2},
@@ -189,19 +189,23 @@ fn owned_band_bounds(view: View, touches: &Touches, o: u32) -> Option<BandBounds
         return None;
     }
     let bands = touches.quiet_bands(o)?;
+    // A rectangle's bands are not distances: a moving one judges everything it shows.
+    let BandEdge::Disc(edge) = bands.edge else {
+        return None;
+    };
     let me = &view.slots[o as usize];
     let has_always = view.always.get(&me.rules.instance).is_some_and(|a| !a.is_empty());
     let mut within = BandBounds {
         bounds: [0.0; 1 + TIER_BOUNDS],
         len: 0,
         always: bands.tiers.filter(|_| has_always).map(|tiers| {
-            let mut all = [bands.edge; 1 + TIER_BOUNDS];
+            let mut all = [edge; 1 + TIER_BOUNDS];
             all[1..].copy_from_slice(&tiers);
             all
         }),
     };
     // Each bound once: without a margin a threshold's two bounds are one.
-    for b in core::iter::once(bands.edge).chain(bands.tiers.into_iter().flatten()) {
+    for b in core::iter::once(edge).chain(bands.tiers.into_iter().flatten()) {
         if b < me.r2 && !within.bounds[..within.len].contains(&b) {
             within.bounds[within.len] = b;
             within.len += 1;

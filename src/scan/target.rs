@@ -10,7 +10,7 @@ use crate::{
     index::{Seer, Touches},
     rules::AoiVisibility,
     slot::{Change, OldView, Slot, observer_of},
-    visibility::{ObserverState, TargetState, dist2, sees},
+    visibility::{ObserverState, TargetState, sees},
     wide::WideObservers,
 };
 
@@ -270,7 +270,7 @@ fn record_seer(
     // A moving observer (judged as a stepping one by a jumped target) was at `p` only now: its
     // seer is recorded in any case (it is touched already, having changed).
     let moved = touches.is_changed(o);
-    if !moved && both && before.rules == now.rules && touches.stays_in_band(o, dist2(p, before.p), dist2(p, now.p)) {
+    if !moved && both && before.rules == now.rules && touches.stays_in_band(o, p, before.p, now.p) {
         return;
     }
     touches.touch(o);

@@ -6,7 +6,7 @@ use bevy_ecs::prelude::*;
 
 use super::{NO_SLOT, Owned, Pass, Shown, ViewParts, shown::merge_by_target, target_slot};
 use crate::{
-    index::{AoiIndex, QuietBands, TIER_BOUNDS},
+    index::{AoiIndex, BandEdge, QuietBands, TIER_BOUNDS},
     messages::{EnterReason, EnterView, TierChanged},
     prefetch::{AHEAD, prefetch_record},
     rules::AoiVisibility,
@@ -168,24 +168,26 @@ impl<T: AsRef<[f32]>> LayerView<T> {
         tier_at(self.p, q, self.rect.is_some(), self.thresholds.as_ref(), 0.0)
     }
 
-    /// The bounds of the tests above on a seen target's squared distance ([`QuietBands`]): the
-    /// view's edge ([`Self::inside`]), each threshold with no margin and with the margin
-    /// ([`Self::next_tier`], as [`tier_at`] computes them). `None` for a rectangle (its tests
-    /// are not distances) or more thresholds than the bands hold.
+    /// The bounds of the tests above on a seen target's place ([`QuietBands`]): the view's edge
+    /// ([`Self::inside`]), each threshold with no margin and with the margin
+    /// ([`Self::next_tier`], as [`tier_at`] computes them), as squared distances for a disc and
+    /// as half sides of squares for a rectangle. `None` for more thresholds than the bands hold.
     pub(super) fn quiet_bands(&self) -> Option<QuietBands> {
         let thresholds = self.thresholds.as_ref();
-        if self.rect.is_some() || 2 * thresholds.len() > TIER_BOUNDS {
+        if 2 * thresholds.len() > TIER_BOUNDS {
             return None;
         }
         let tiers = (!thresholds.is_empty()).then(|| {
             let mut bounds = [f32::INFINITY; TIER_BOUNDS];
             for (pair, &d) in bounds.chunks_exact_mut(2).zip(thresholds) {
                 let grown = d + self.margin;
-                pair.copy_from_slice(&[d * d, grown * grown]);
+                let bound = |d: f32| if self.rect.is_some() { d } else { d * d };
+                pair.copy_from_slice(&[bound(d), bound(grown)]);
             }
             bounds
         });
-        Some(QuietBands { edge: self.r2, tiers })
+        let edge = self.rect.map_or(BandEdge::Disc(self.r2), BandEdge::Rect);
+        Some(QuietBands { edge, tiers })
     }
 }
 

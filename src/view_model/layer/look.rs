@@ -160,10 +160,14 @@ impl Pass {
         }
         let view = LayerView::of(&parts, o.p);
         st.view.keep(&view);
-        // Its quiet bands follow its view (a quiet observer's have not changed).
-        let bands = view.quiet_bands();
-        if index.touches.quiet_bands(s) != bands {
-            self.quiet_bands.push((s, bands));
+        // Its quiet bands follow its view, not its place: looked at again only when it changed
+        // other than by a move (a quiet observer's have not changed) or it has none.
+        let touches = &index.touches;
+        if touches.changed_more_than_moved(s) || !touches.has_quiet_bands(s) {
+            let bands = view.quiet_bands();
+            if touches.quiet_bands(s) != bands {
+                self.quiet_bands.push((s, bands));
+            }
         }
         Some((s, set, view))
     }

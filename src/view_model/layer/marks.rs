@@ -149,8 +149,7 @@ impl Pass {
         // `Always` one is in the view at any distance.
         let stayed = |t: u32| {
             bands.is_some_and(|b| {
-                let dist2 = crate::visibility::dist2;
-                b.same_band(dist2(before(o), before(t)), dist2(now(o), now(t)))
+                b.same_band((before(o), before(t)), (now(o), now(t)))
                     || (b.tiers.is_none() && index.slots[t as usize].rules.mode == crate::rules::AoiVisibility::Always)
             })
         };

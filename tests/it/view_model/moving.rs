@@ -204,3 +204,82 @@ fn a_stepping_always_target_retiers_for_an_observer_standing_and_one_stepping() 
         );
     }
 }
+
+/// A checked app with an observer at the origin seeing a 10 × 4 rectangle with `features`, and a
+/// target at `at`.
+fn rect_pair(features: impl Bundle, at: [f32; 2]) -> (Checked, Entity, Entity) {
+    let mut app = Checked::new(AoiPlugin::default());
+    let o = app
+        .world()
+        .spawn((Position::new(0.0, 0.0), ViewRect::new(10.0, 4.0), features))
+        .id();
+    let t = app.world().spawn(Position::new(at[0], at[1])).id();
+    app.update();
+    (app, o, t)
+}
+
+/// Moves `e` to `at`, runs a checked update, and asserts that it stepped (a move under the
+/// step limit: the scans report what its step changed).
+fn move_to(app: &mut Checked, e: Entity, at: [f32; 2]) {
+    *app.world().get_mut::<Position>(e).unwrap() = Position::new(at[0], at[1]);
+    app.update();
+    assert_eq!(app.world().resource::<AoiStats>().stepped, 1, "it should have stepped");
+}
+
+#[test]
+fn a_rectangle_retiers_by_its_squares_whether_it_steps_or_its_target_does() {
+    // Its tiers are squares: the target's tier follows the axis where it is farther, which the
+    // distance does not (at 3 and 2.5 it is 3.9 away, yet on the square of 3, so within it).
+    let (mut app, o, t) = rect_pair(ViewTiers::new([3.0]), [5.0, 2.5]);
+    let expect = |app: &mut Checked, want, why| assert_eq!(tier(app, o, t), Some(want), "{why}");
+    expect(&mut app, 1, "5 away on the first axis it should be in the far tier");
+    for (x, want) in [(1.0, 1), (2.0, 0), (1.2, 1)] {
+        move_to(&mut app, o, [x, 0.0]);
+        expect(
+            &mut app,
+            want,
+            "the observer stepping should retier it by the larger offset",
+        );
+    }
+    for (at, want) in [([4.2, 2.5], 0), ([4.2, 3.5], 1), ([4.0, 2.6], 0)] {
+        move_to(&mut app, t, at);
+        expect(
+            &mut app,
+            want,
+            "the target stepping should retier it by the larger offset",
+        );
+    }
+}
+
+#[test]
+fn a_rectangle_stepping_lets_a_target_in_across_its_edge_and_holds_it_by_the_margin() {
+    // The target stands in the margin above the rectangle (within 6 on the second axis, not 4):
+    // listed, not shown, until the observer's own steps bring it within the edge.
+    let (mut app, o, t) = rect_pair(margin_two(0), [3.0, 4.5]);
+    let shows = |app: &mut Checked| app.world().get::<InterestSet>(o).unwrap().contains(t);
+    assert!(!shows(&mut app), "4.5 above a half height of 4 it should not enter");
+    move_to(&mut app, o, [0.0, 0.3]);
+    assert!(!shows(&mut app), "4.2 above it should not enter");
+    move_to(&mut app, o, [0.0, 0.5]);
+    assert!(shows(&mut app), "on the edge it should enter");
+    move_to(&mut app, o, [0.0, -0.5]);
+    move_to(&mut app, o, [0.0, -1.0]);
+    assert!(
+        shows(&mut app),
+        "5.5 above, within the grown rectangle, it should be held"
+    );
+    move_to(&mut app, t, [3.0, 4.8]);
+    assert!(
+        shows(&mut app),
+        "the target stepping within the margin should stay held"
+    );
+    let held = |app: &mut Checked| app.world().resource::<AoiStats>().held;
+    assert_eq!(held(&mut app), 1, "beyond the edge it is held by the margin");
+    move_to(&mut app, t, [3.0, 4.0]);
+    move_to(&mut app, t, [3.0, 2.9]);
+    assert_eq!(
+        held(&mut app),
+        0,
+        "stepping back within the edge of the observer standing, it is no longer held"
+    );
+}
