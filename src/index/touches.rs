@@ -444,46 +444,57 @@ mod tests {
             }
         }
         let stays = |touches: &Touches, o, (x0, y0), (x1, y1)| touches.stays_in_band(o, p, at(x0, y0), at(x1, y1));
-        assert!(
-            stays(&touches, 2, (4.0, 1.0), (5.0, 2.0)),
-            "between two tier bounds it stays"
-        );
-        assert!(
-            !stays(&touches, 2, (3.0, 2.0), (4.0, 1.0)),
-            "across a tier bound it does not"
-        );
-        assert!(
-            !stays(&touches, 2, (8.0, 1.0), (7.0, 5.0)),
-            "across the last tier bound it does not"
-        );
-        assert!(
-            stays(&touches, 1, (3.0, 2.0), (4.0, 1.0)),
-            "without tiers only the edge counts"
-        );
-        assert!(
-            !stays(&touches, 1, (10.0, 0.0), (10.0, 0.5)),
-            "across the edge it does not"
-        );
-        assert!(
-            stays(&touches, 3, (3.5, 1.0), (4.0, -4.0)),
-            "between two of a rectangle's squares it stays"
-        );
-        assert!(
-            !stays(&touches, 3, (4.0, 0.0), (0.0, 5.2)),
-            "across one of a rectangle's squares it does not"
-        );
-        assert!(
-            !stays(&touches, 3, (9.0, 5.0), (9.0, 6.5)),
-            "across a rectangle's edge it does not"
-        );
-        assert!(
-            stays(&touches, 3, (9.9, 0.0), (0.0, 5.9)),
-            "within a rectangle and beyond its squares it stays, however far it goes"
-        );
-        assert!(
-            !stays(&touches, 0, (1.0, 1.0), (1.0, 1.0)),
-            "an observer given no bands records every seer"
-        );
+        let walks = [
+            (2, (4.0, 1.0), (5.0, 2.0), true, "between two tier bounds it stays"),
+            (2, (3.0, 2.0), (4.0, 1.0), false, "across a tier bound it does not"),
+            (
+                2,
+                (8.0, 1.0),
+                (7.0, 5.0),
+                false,
+                "across the last tier bound it does not",
+            ),
+            (1, (3.0, 2.0), (4.0, 1.0), true, "without tiers only the edge counts"),
+            (1, (10.0, 0.0), (10.0, 0.5), false, "across the edge it does not"),
+            (
+                3,
+                (3.5, 1.0),
+                (4.0, -4.0),
+                true,
+                "between two of a rectangle's squares it stays",
+            ),
+            (
+                3,
+                (4.0, 0.0),
+                (0.0, 5.2),
+                false,
+                "across one of a rectangle's squares it does not",
+            ),
+            (
+                3,
+                (9.0, 5.0),
+                (9.0, 6.5),
+                false,
+                "across a rectangle's edge it does not",
+            ),
+            (
+                3,
+                (9.9, 0.0),
+                (0.0, 5.9),
+                true,
+                "within a rectangle, beyond its squares, it stays",
+            ),
+            (
+                0,
+                (1.0, 1.0),
+                (1.0, 1.0),
+                false,
+                "an observer given no bands records every seer",
+            ),
+        ];
+        for (o, from, to, want, why) in walks {
+            assert_eq!(stays(&touches, o, from, to), want, "{why}");
+        }
         assert!(
             !touches.always_by_distance(1) && touches.always_by_distance(2) && touches.always_by_distance(0),
             "an Always target's judgement follows the distance with tiers or without bands only"
