@@ -114,8 +114,8 @@ pub(crate) struct Lane {
 }
 
 /// The positions, start-of-tick positions, squared view radii, flip data ([`Lane`]) and
-/// rectangles' half extents of a cell's members, index for index (member `i` is lane `i % 4` of block `i / 4`). Lanes past the
-/// last member hold stale values; every test masks them out.
+/// rectangles' half extents of a cell's members, index for index (member `i` is lane `i % 4` of
+/// block `i / 4`). Lanes past the last member hold stale values; every test masks them out.
 #[derive(Debug, Default)]
 pub(crate) struct Positions {
     blocks: Vec<Block>,
@@ -398,9 +398,9 @@ impl Positions {
     /// sees it at either point, as [`seeing`](Self::seeing) reports), bit `j` of `seen_now` set
     /// when member `start + j` sees `now` with its own view (as [`seeing`](Self::seeing) tests
     /// it), of `seen_start` when its start-of-tick position sees `start_p`. Both views share the
-    /// two distances per member; for
-    /// a member that did not move this tick (its start position is its position, as for every
-    /// clean observer) `seen_start` is [`seeing`](Self::seeing)'s test at `start_p` bit for bit.
+    /// two distances per member; for a member that did not move this tick (its start position is
+    /// its position, as for every clean observer) `seen_start` is [`seeing`](Self::seeing)'s test
+    /// at `start_p` bit for bit.
     #[expect(clippy::too_many_arguments, reason = "the two points, the radius and what to report")]
     #[inline(always)]
     pub fn flips_both_ways(

@@ -334,8 +334,7 @@ pub(crate) struct QuietBands {
 pub(crate) enum BandEdge {
     /// A disc of this squared radius: a target is beyond where its squared distance is larger.
     Disc(f32),
-    /// A rectangle of these half extents: a target is beyond where
-    /// [`in_rect`] fails.
+    /// A rectangle of these half extents: a target is beyond where [`in_rect`] fails.
     Rect([f32; 2]),
 }
 
@@ -358,10 +357,10 @@ impl QuietBands {
     pub fn same_band(&self, before: ([f32; 3], [f32; 3]), now: ([f32; 3], [f32; 3])) -> bool {
         let ((p0, q0), (p1, q1)) = (before, now);
         let (edge, (b, n)) = match self.edge {
-            BandEdge::Disc(r2) => (
-                same_side(&[r2], dist2(p0, q0), dist2(p1, q1)),
-                (dist2(p0, q0), dist2(p1, q1)),
-            ),
+            BandEdge::Disc(r2) => {
+                let (b, n) = (dist2(p0, q0), dist2(p1, q1));
+                (same_side(&[r2], b, n), (b, n))
+            }
             BandEdge::Rect(half) => (
                 in_rect(p0, half, q0) == in_rect(p1, half, q1),
                 (larger_offset(p0, q0), larger_offset(p1, q1)),

@@ -113,7 +113,7 @@ pub(crate) fn target(
         // flips the test (else it sees it at both ends or at neither). Changed ones have a
         // negative radius there.
         let with_z = view.grid.with_z();
-        let every_seer = view.touches.is_some();
+        let every_seer = judges_every_seer(view);
         wide.places.seeing(
             0..wide.slots.len(),
             now.p,

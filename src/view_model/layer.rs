@@ -23,11 +23,11 @@
 //! (`O(changed log shown)`, and moving the rest down after a leave). A changed target that stays in
 //! one of the observer's [`QuietBands`] (given here from each observer's view) is not recorded, so
 //! an observer whose targets only move about inside its view is not touched (a rectangle's bands
-//! are its edge and its tiers' squares). An observer with a radius that only
-//! moved is judged the same way when its flip scan recorded its seers: in a band pass over its
-//! window, the targets that flip for its grown view or cross a bound of its bands, and with tiers
-//! its instance's `Always` targets that cross one, tested one by one (the targets that jumped
-//! record themselves). A quiet observer's pass reads no component (its view is kept in
+//! are its edge and its tiers' squares). An observer with a radius that only moved is judged the
+//! same way when its flip scan recorded its seers: in a band pass over its window, the targets
+//! that flip for its grown view or cross a bound of its bands, and with tiers its instance's
+//! `Always` targets that cross one, tested one by one (the targets that jumped record
+//! themselves). A quiet observer's pass reads no component (its view is kept in
 //! [`Owned::view`], moved with a moving one) and, without tiers and with few messages, edits its
 //! set by its messages instead of writing it whole. Nothing at all while no observer has a
 //! view-model component. With Bevy's compute pool the owned observers are split into runs, one

@@ -40,7 +40,8 @@ fn with_rects(mut members: Vec<Member>) -> Vec<Member> {
     members
 }
 
-/// Whether member `m`, at `p`, sees `q`: the scalar rule's view test, its rectangle's if it has one.
+/// Whether member `m`, at `p`, sees `q`: the scalar rule's view test (its rectangle's if it has
+/// one).
 fn member_sees(m: &Member, p: [f32; 3], q: [f32; 3]) -> bool {
     scalar_within(p, m.r2, m.rect.then_some(m.half), q)
 }
