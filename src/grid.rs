@@ -289,14 +289,13 @@ mod tests {
             jumped: false,
             seen_by: u32::MAX,
             sees: u32::MAX,
-            rect: false,
             half: NO_RECT,
         }
     }
 
     /// `m` made a rectangle of half extents `half` (`None`: not a rectangle).
     fn set_rect(m: &mut Member, half: Option<[f32; 2]>) {
-        (m.rect, m.half) = (half.is_some(), half.unwrap_or(NO_RECT));
+        m.half = half.unwrap_or(NO_RECT);
     }
 
     #[test]
@@ -353,7 +352,7 @@ mod tests {
                     }
                     assert_eq!(
                         cell.pos.rects(),
-                        cell.members.iter().filter(|m| m.rect).count(),
+                        cell.members.iter().filter(|m| m.rect().is_some()).count(),
                         "{kind:?}: cell {c}'s positions should count its rectangles after step {step}"
                     );
                 }

@@ -328,7 +328,7 @@ pub(crate) fn observer_of(m: &Member, instance: u32) -> ObserverState {
     ObserverState {
         p: m.p,
         r2: m.r2,
-        rect: m.rect.then_some(m.half),
+        rect: m.rect(),
         sees: m.sees,
         instance,
     }

@@ -27,18 +27,23 @@ pub(crate) struct Member {
     pub seen_by: u32,
     /// The layers it sees (as an observer).
     pub sees: u32,
-    /// Its view is a rectangle, of half extents `half`: `r2` is the disc around it.
-    pub rect: bool,
-    /// Its rectangle's half extents on the plane's two axes, `[+∞, +∞]` for any other member (so
-    /// that the rectangle test, [`in_rect`](crate::visibility::in_rect), passes and the disc test
-    /// decides alone). Kept here and in the position blocks, so that a rectangle is tested
-    /// exactly without reading its slot. In place of the member's entity (52-byte members; 64
-    /// measured 3–9% slower on uniform 10k).
+    /// Its rectangle's half extents on the plane's two axes ([`Self::rect`]: its `r2` is then
+    /// the disc around it), [`NO_RECT`] for any other member (so that the rectangle test,
+    /// [`in_rect`](crate::visibility::in_rect), passes and the disc test decides alone). Kept
+    /// here and in the position blocks, so that a rectangle is tested exactly without reading its
+    /// slot. In place of the member's entity (52-byte members; 64 measured 3–9% slower on uniform
+    /// 10k).
     pub half: [f32; 2],
 }
 
 /// [`Member::half`] of a member whose view is not a rectangle.
 pub(crate) const NO_RECT: [f32; 2] = [f32::INFINITY; 2];
+
+/// The rectangle that half extents `half` kept as [`Member::half`] stand for ([`Member::rect`]).
+#[inline]
+pub(crate) fn rect_of(half: [f32; 2]) -> Option<[f32; 2]> {
+    Some(half).filter(|&half| half != NO_RECT)
+}
 
 // The size `Member::half`'s doc and the README's memory figures give.
 const _: () = assert!(size_of::<Member>() == 52, "a grid member should take 52 bytes");
@@ -141,6 +146,13 @@ impl CleanObservers {
 }
 
 impl Member {
+    /// Its rectangle's half extents, if its view is a rectangle (a rectangle unbounded on both
+    /// axes sees what the unbounded disc around it sees, and is taken as that disc).
+    #[inline]
+    pub fn rect(&self) -> Option<[f32; 2]> {
+        rect_of(self.half)
+    }
+
     /// An observer that did not change this tick and is not wide: every moving target tests it
     /// from the cells around it.
     #[inline]

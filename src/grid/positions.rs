@@ -16,7 +16,7 @@
 
 use core::ops::Range;
 
-use super::{Member, cell::NO_RECT};
+use super::{Member, cell::rect_of};
 
 mod masks;
 
@@ -141,7 +141,7 @@ impl Positions {
         }
         self.len += 1;
         self.write(self.len() - 1, m);
-        self.rects += u32::from(m.rect);
+        self.rects += u32::from(m.rect().is_some());
     }
 
     /// Removes member `i`, moving the last one into its place (as `Vec::swap_remove`).
@@ -175,7 +175,7 @@ impl Positions {
     pub fn set(&mut self, i: usize, m: &Member) {
         let was = self.lane(i).rect.is_some();
         self.write(i, m);
-        self.rects = self.rects - u32::from(was) + u32::from(m.rect);
+        self.rects = self.rects - u32::from(was) + u32::from(m.rect().is_some());
     }
 
     /// Writes `m`'s values into member `i`'s lanes (the count of rectangles left to the caller).
@@ -190,8 +190,7 @@ impl Positions {
         block.slot[j] = m.slot;
         block.flip_layers[j] = flip_layers(m);
         block.clean_sees[j] = clean_sees(m);
-        let half = if m.rect { m.half } else { NO_RECT };
-        (block.half[0][j], block.half[1][j]) = (half[0], half[1]);
+        (block.half[0][j], block.half[1][j]) = (m.half[0], m.half[1]);
     }
 
     /// How many members have a rectangular view.
@@ -225,7 +224,7 @@ impl Positions {
             clean_sees: block.clean_sees[j],
             // The third cache line, read only where some member has a rectangle.
             rect: if self.rects > 0 {
-                Some([block.half[0][j], block.half[1][j]]).filter(|&half| half != NO_RECT)
+                rect_of([block.half[0][j], block.half[1][j]])
             } else {
                 None
             },

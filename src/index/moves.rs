@@ -393,7 +393,6 @@ fn member_of(slots: &[Slot], starts: &[[f32; 3]], s: u32) -> Member {
         jumped: slot.jumped(),
         seen_by: scan_layers(&slot.rules),
         sees: slot.rules.sees,
-        rect: slot.rect.is_some(),
         half: slot.rect.unwrap_or(NO_RECT),
     }
 }

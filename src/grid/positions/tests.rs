@@ -35,7 +35,7 @@ fn with_rects(mut members: Vec<Member>) -> Vec<Member> {
         .filter(|(i, m)| i % 5 == 0 && m.r2 >= 0.0)
     {
         let half = [(i % 4) as f32 + 1.0, (i % 3) as f32 + 0.5];
-        (m.rect, m.half, m.r2) = (true, half, rect_r2(half));
+        (m.half, m.r2) = (half, rect_r2(half));
     }
     members
 }
@@ -43,7 +43,7 @@ fn with_rects(mut members: Vec<Member>) -> Vec<Member> {
 /// Whether member `m`, at `p`, sees `q`: the scalar rule's view test (its rectangle's if it has
 /// one).
 fn member_sees(m: &Member, p: [f32; 3], q: [f32; 3]) -> bool {
-    scalar_within(p, m.r2, m.rect.then_some(m.half), q)
+    scalar_within(p, m.r2, m.rect(), q)
 }
 
 #[test]
@@ -96,7 +96,10 @@ fn points_every_third_stepped(n: usize, with_z: bool) -> Vec<Member> {
 
 fn seeing_reports_each_members_own_view(with_z: bool) {
     let members = with_rects(points_every_third_stepped(150, with_z));
-    assert!(members.iter().any(|m| m.rect), "some members should have rectangles");
+    assert!(
+        members.iter().any(|m| m.rect().is_some()),
+        "some members should have rectangles"
+    );
     let mut pos = Positions::default();
     pos.rebuild(&members);
     let (now, before) = ([0.0, 0.0, 0.0], [1.0, -2.0, 0.0]);
