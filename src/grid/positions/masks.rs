@@ -225,11 +225,40 @@ pub(super) fn rect_masks(blocks: &[Block], now: [f32; 3], start: [f32; 3], half:
 }
 
 /// Bit `j` set when point `j` of the four is inside the rectangle of half extents `half` around
-/// `p`, in SSE: the same operations as [`in_rect`](crate::visibility::in_rect) (`abs` clears
-/// the sign bit), so the same answers.
+/// `p`: [`lanes_in_own_rects`] with `half` as every member's, in SSE.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn lanes_in_rect([x, y, _]: &[[f32; LANES]; 3], p: [f32; 3], [hw, hh]: [f32; 2]) -> u32 {
+fn lanes_in_rect(positions: &[[f32; LANES]; 3], p: [f32; 3], [hw, hh]: [f32; 2]) -> u32 {
+    use core::arch::x86_64::_mm_set1_ps;
+    #[expect(unsafe_code, reason = "SSE, as `sse_lanes_in_rects`")]
+    // SAFETY: SSE is part of the x86_64 baseline.
+    unsafe {
+        sse_lanes_in_rects(positions, p, [_mm_set1_ps(hw), _mm_set1_ps(hh)])
+    }
+}
+
+/// Bit `j` set when `p` is inside the rectangle of half extents `half[0][j]`, `half[1][j]` around
+/// point `j` of the four, in SSE.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn lanes_in_own_rects(positions: &[[f32; LANES]; 3], p: [f32; 3], [hw, hh]: &[[f32; LANES]; 2]) -> u32 {
+    use core::arch::x86_64::_mm_loadu_ps;
+    #[expect(unsafe_code, reason = "SSE, as `sse_lanes_in_rects`")]
+    // SAFETY: SSE is part of the x86_64 baseline; each load reads exactly the four `f32`s of an
+    // array it is given by reference.
+    unsafe {
+        sse_lanes_in_rects(positions, p, [_mm_loadu_ps(hw.as_ptr()), _mm_loadu_ps(hh.as_ptr())])
+    }
+}
+
+/// Bit `j` set when point `j` of the four and `p` are at most `half[0]`'s lane `j` apart on the
+/// first axis and `half[1]`'s on the second: the same operations as
+/// [`in_rect`](crate::visibility::in_rect) (`abs` clears the sign bit, so whichever of the two
+/// is the centre, the same answers). One observer's half extents broadcast
+/// ([`lanes_in_rect`]), or each member's own ([`lanes_in_own_rects`]).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn sse_lanes_in_rects([x, y, _]: &[[f32; LANES]; 3], p: [f32; 3], [hw, hh]: [core::arch::x86_64::__m128; 2]) -> u32 {
     use core::arch::x86_64::{
         _mm_and_ps, _mm_castsi128_ps, _mm_cmple_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_set1_epi32, _mm_set1_ps,
         _mm_sub_ps,
@@ -245,33 +274,18 @@ fn lanes_in_rect([x, y, _]: &[[f32; LANES]; 3], p: [f32; 3], [hw, hh]: [f32; 2])
     unsafe {
         let abs = _mm_castsi128_ps(_mm_set1_epi32(i32::MAX));
         let off = |v: &[f32; LANES], c: f32| _mm_and_ps(_mm_sub_ps(_mm_loadu_ps(v.as_ptr()), _mm_set1_ps(c)), abs);
-        let in_x = _mm_cmple_ps(off(x, p[0]), _mm_set1_ps(hw));
-        let in_y = _mm_cmple_ps(off(y, p[1]), _mm_set1_ps(hh));
+        let in_x = _mm_cmple_ps(off(x, p[0]), hw);
+        let in_y = _mm_cmple_ps(off(y, p[1]), hh);
         _mm_movemask_ps(_mm_and_ps(in_x, in_y)) as u32
     }
 }
 
-/// Bit `j` set when `p` is inside the rectangle of half extents `half[0][j]`, `half[1][j]` around
-/// point `j` of the four, in SSE: [`lanes_in_rect`] with each member's own half extents (the
-/// offsets' signs are the other way round, which `abs` clears).
-#[cfg(target_arch = "x86_64")]
+/// [`lanes_in_rect`] on other architectures: [`lanes_in_own_rects`] with `half` as every
+/// member's.
+#[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn lanes_in_own_rects([x, y, _]: &[[f32; LANES]; 3], p: [f32; 3], [hw, hh]: &[[f32; LANES]; 2]) -> u32 {
-    use core::arch::x86_64::{
-        _mm_and_ps, _mm_castsi128_ps, _mm_cmple_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_set1_epi32, _mm_set1_ps,
-        _mm_sub_ps,
-    };
-    #[expect(unsafe_code, reason = "SSE loads and comparisons, as in `lanes_in_rect`")]
-    // SAFETY: SSE and SSE2 are part of the x86_64 baseline; each load reads exactly the four
-    // `f32`s of an array it is given by reference.
-    unsafe {
-        let abs = _mm_castsi128_ps(_mm_set1_epi32(i32::MAX));
-        let load = |v: &[f32; LANES]| _mm_loadu_ps(v.as_ptr());
-        let off = |v: &[f32; LANES], c: f32| _mm_and_ps(_mm_sub_ps(load(v), _mm_set1_ps(c)), abs);
-        let in_x = _mm_cmple_ps(off(x, p[0]), load(hw));
-        let in_y = _mm_cmple_ps(off(y, p[1]), load(hh));
-        _mm_movemask_ps(_mm_and_ps(in_x, in_y)) as u32
-    }
+fn lanes_in_rect(positions: &[[f32; LANES]; 3], p: [f32; 3], [hw, hh]: [f32; 2]) -> u32 {
+    lanes_in_own_rects(positions, p, &[[hw; LANES], [hh; LANES]])
 }
 
 /// [`lanes_in_own_rects`] on other architectures.
@@ -280,16 +294,6 @@ fn lanes_in_own_rects([x, y, _]: &[[f32; LANES]; 3], p: [f32; 3], [hw, hh]: &[[f
 fn lanes_in_own_rects([x, y, _]: &[[f32; LANES]; 3], p: [f32; 3], [hw, hh]: &[[f32; LANES]; 2]) -> u32 {
     (0..LANES).fold(0, |bits, j| {
         bits | u32::from(crate::visibility::in_rect([x[j], y[j], 0.0], [hw[j], hh[j]], p)) << j
-    })
-}
-
-/// Bit `j` set when point `j` of the four is inside the rectangle of half extents `half` around
-/// `p` (other architectures).
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-fn lanes_in_rect([x, y, _]: &[[f32; LANES]; 3], p: [f32; 3], half: [f32; 2]) -> u32 {
-    (0..LANES).fold(0, |bits, j| {
-        bits | u32::from(crate::visibility::in_rect(p, half, [x[j], y[j], 0.0])) << j
     })
 }
 
