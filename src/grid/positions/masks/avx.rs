@@ -185,6 +185,58 @@ fn band_masks8<const WITH_Z: bool>(
     (flips, crossings)
 }
 
+/// [`disc_masks_both_ways`](super::disc_masks_both_ways) with AVX, two blocks (eight members)
+/// per instruction. The caller has checked [`available`].
+#[inline(always)]
+pub(super) fn both_ways_checked<const WITH_Z: bool>(
+    blocks: &[Block],
+    now: [f32; 3],
+    start: [f32; 3],
+    r2: f32,
+) -> [u64; 4] {
+    debug_assert!(available(), "AVX should be detected before its masks are asked for");
+    #[expect(
+        unsafe_code,
+        reason = "a function compiled for AVX, called after the CPU was checked for it: a stepping \
+                  observer's flip scan judging clean observers, see `PERFORMANCE.md`"
+    )]
+    // SAFETY: the caller checked `available()`, so this CPU has the AVX instructions the function
+    // is compiled with.
+    unsafe {
+        both_ways8::<WITH_Z>(blocks, now, start, r2)
+    }
+}
+
+/// [`both_ways_checked`]'s work, compiled for AVX: each pair of blocks' distances at the two ends
+/// computed once and compared with the observer's `r2` and the members' own; the last block alone
+/// by the SSE test when they are odd.
+#[target_feature(enable = "avx")]
+fn both_ways8<const WITH_Z: bool>(blocks: &[Block], now: [f32; 3], start: [f32; 3], r2: f32) -> [u64; 4] {
+    let (paired, odd) = blocks.split_at(blocks.len() & !1);
+    let mut masks = [0u64; 4];
+    let r2_8 = _mm256_set1_ps(r2);
+    for (k, pair) in paired.chunks_exact(2).enumerate() {
+        let (lo, hi) = (&pair[0], &pair[1]);
+        let own = _mm256_set_m128(load(&hi.r2), load(&lo.r2));
+        let d_now = distance8::<WITH_Z>(&lo.now, &hi.now, now);
+        let d_start = distance8::<WITH_Z>(&lo.start, &hi.start, start);
+        let within = |d, r2| u64::from(_mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d, r2)) as u32);
+        let shift = k * 2 * LANES;
+        masks[0] |= within(d_now, r2_8) << shift;
+        masks[1] |= within(d_start, r2_8) << shift;
+        masks[2] |= within(d_now, own) << shift;
+        masks[3] |= within(d_start, own) << shift;
+    }
+    if let [block] = odd {
+        let odd_masks = super::disc_masks_both_ways_sse::<WITH_Z>(core::slice::from_ref(block), now, start, r2);
+        let shift = paired.len() * LANES;
+        for (mask, bits) in masks.iter_mut().zip(odd_masks) {
+            *mask |= bits << shift;
+        }
+    }
+    masks
+}
+
 /// The squared distances of the two blocks' members (`lo`'s four, then `hi`'s) from `p`.
 #[target_feature(enable = "avx")]
 #[inline]
