@@ -22,7 +22,7 @@ mod window;
 pub(crate) use cell::{Cell, Member, NO_RECT};
 use cell_map::CellMap;
 use neighbours::next_door;
-pub(crate) use positions::{BandTest, FLIP_BATCH, FlipShape, Positions};
+pub(crate) use positions::{BandTest, FLIP_BATCH, FlipShape, Positions, RectBandTest};
 pub(crate) use window::Window;
 
 /// Integer coordinates of a cell, then its map instance (as `i32` bits). The third coordinate is

@@ -22,6 +22,7 @@ mod masks;
 
 use masks::{
     At, Radius, band_masks, disc_mask, disc_masks, disc_masks_both_ways, flip_masks, flip_masks_many, own_rect_masks,
+    rect_band_masks,
 };
 
 /// At most this many observers' flip scans share one pass over a cell ([`Positions::flips_many`]).
@@ -88,6 +89,23 @@ pub(crate) struct BandTest<'a> {
     /// Its grown view's squared radius.
     pub grown: f32,
     /// The bounds, squared distances below `grown`.
+    pub bounds: &'a [f32],
+}
+
+/// A moving rectangle's band test ([`Positions::rect_band_crossings`]): where it is now and where
+/// it was at the start of the tick, its grown view's half extents, its view's (the edge of its
+/// quiet bands), and its tiers' bounds, half sides of squares.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RectBandTest<'a> {
+    /// The observer's position now.
+    pub now: [f32; 3],
+    /// Its position at the start of the tick.
+    pub start: [f32; 3],
+    /// Its grown view's half extents.
+    pub grown: [f32; 2],
+    /// Its view's half extents, without the margin.
+    pub edge: [f32; 2],
+    /// The tiers' bounds, compared with a member's larger offset on the plane's two axes.
     pub bounds: &'a [f32],
 }
 
@@ -352,6 +370,22 @@ impl Positions {
                 band_masks::<false>(blocks, test)
             };
             let crossed = crossings & !flips & valid;
+            if crossed != 0 {
+                hits(start, crossed);
+            }
+        });
+    }
+
+    /// [`band_crossings`](Self::band_crossings) for a moving rectangle: bit `j` of `crossed` set
+    /// when member `start + j` is inside its grown view at both ends and, at the two ends, on
+    /// different sides of its view's edge or of one of its tiers' squares (compared with the
+    /// member's larger offset on the plane's two axes, as
+    /// [`QuietBands`](crate::index::QuietBands) of a rectangle are). Rectangles are views of a
+    /// plane: the third axis is not read.
+    #[inline(always)]
+    pub fn rect_band_crossings(&self, range: Range<usize>, test: RectBandTest, mut hits: impl FnMut(usize, u64)) {
+        self.runs(range, |start, blocks, valid| {
+            let crossed = rect_band_masks(blocks, test) & valid;
             if crossed != 0 {
                 hits(start, crossed);
             }

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::{
     components::merge_targets,
-    grid::{BandTest, Cell, FLIP_BATCH, FlipShape},
+    grid::{BandTest, Cell, FLIP_BATCH, FlipShape, RectBandTest},
     index::{BandEdge, Seer, TIER_BOUNDS, Touches, same_side},
     lists::remove_seen,
     slot::Slot,
@@ -165,8 +165,11 @@ pub(super) fn flip_scan_batch(
 /// [`QuietBands`]: crate::index::QuietBands
 #[derive(Clone, Copy)]
 struct BandBounds {
+    /// A disc's: squared distances, its edge among them. A rectangle's: its tiers' half sides.
     bounds: [f32; 1 + TIER_BOUNDS],
     len: usize,
+    /// A rectangle's edge: its view's half extents, without the margin.
+    rect_edge: Option<[f32; 2]>,
     /// With tiers, where its instance has `Always` targets: all of its bounds, which their
     /// tiers follow at any distance ([`record_always_crossings`]).
     always: Option<[f32; 1 + TIER_BOUNDS]>,
@@ -175,7 +178,8 @@ struct BandBounds {
 /// For the view layer: whether the flip scan of stepping observer `o` records its seers, and the
 /// bounds of its band pass ([`record_band_crossings`]). It does if the layer owns it, it only
 /// moved this tick (its view-model components are as they were), and the layer gave it
-/// [`QuietBands`](crate::index::QuietBands). Nothing to ask while the layer owns no observer.
+/// [`QuietBands`](crate::index::QuietBands), unless it is a tiered rectangle whose instance has
+/// `Always` targets. Nothing to ask while the layer owns no observer.
 #[inline]
 fn band_bounds(view: View, o: u32) -> Option<BandBounds> {
     view.touches.and_then(|touches| owned_band_bounds(view, touches, o))
@@ -189,24 +193,38 @@ fn owned_band_bounds(view: View, touches: &Touches, o: u32) -> Option<BandBounds
         return None;
     }
     let bands = touches.quiet_bands(o)?;
-    // A rectangle's bands are not distances: a moving one judges everything it shows.
-    let BandEdge::Disc(edge) = bands.edge else {
-        return None;
-    };
     let me = &view.slots[o as usize];
     let has_always = view.always.get(&me.rules.instance).is_some_and(|a| !a.is_empty());
     let mut within = BandBounds {
         bounds: [0.0; 1 + TIER_BOUNDS],
         len: 0,
-        always: bands.tiers.filter(|_| has_always).map(|tiers| {
-            let mut all = [edge; 1 + TIER_BOUNDS];
-            all[1..].copy_from_slice(&tiers);
-            all
-        }),
+        rect_edge: None,
+        always: None,
     };
-    // Each bound once: without a margin a threshold's two bounds are one.
-    for b in core::iter::once(edge).chain(bands.tiers.into_iter().flatten()) {
-        if b < me.r2 && !within.bounds[..within.len].contains(&b) {
+    // The bounds within its grown view (beyond, nothing it shows can cross them), each once:
+    // without a margin a threshold's two bounds are one.
+    let (bounds, reach) = match (bands.edge, me.rect) {
+        (BandEdge::Disc(edge), None) => {
+            within.always = bands.tiers.filter(|_| has_always).map(|tiers| {
+                let mut all = [edge; 1 + TIER_BOUNDS];
+                all[1..].copy_from_slice(&tiers);
+                all
+            });
+            (Some(edge).into_iter().chain(bands.tiers.into_iter().flatten()), me.r2)
+        }
+        // A rectangle's `Always` targets would need their squares tested one by one: with tiers
+        // there, it judges everything it shows.
+        (BandEdge::Rect(edge), Some(grown)) if bands.tiers.is_none() || !has_always => {
+            within.rect_edge = Some(edge);
+            (
+                None.into_iter().chain(bands.tiers.into_iter().flatten()),
+                grown[0].max(grown[1]),
+            )
+        }
+        _ => return None,
+    };
+    for b in bounds {
+        if b < reach && !within.bounds[..within.len].contains(&b) {
             within.bounds[within.len] = b;
             within.len += 1;
         }
@@ -219,10 +237,13 @@ fn owned_band_bounds(view: View, touches: &Touches, o: u32) -> Option<BandBounds
 /// [`TaskBuffers::flips_so_far`]) are its seers; its band pass adds the members of its window that
 /// it sees at both ends and whose distances at the two ends lie on different sides of one of
 /// `bands`' bounds, one more pass over the window's positions (the distances computed once for all
-/// the bounds), if there are any. Then notes that its seers are complete
+/// the bounds), if there are any; for a rectangle, those on different sides of its edge or of one
+/// of its tiers' squares ([`rect_band_crossings`]). Then notes that its seers are complete
 /// ([`TaskBuffers::band_scanned`]): with those of the targets that jumped (their own target scans
 /// record them), the layer judges only those and its due lingering targets, as for an observer
 /// that did not change. Out of line, as the scans' other work for the layer.
+///
+/// [`rect_band_crossings`]: crate::grid::Positions::rect_band_crossings
 #[inline(never)]
 fn record_band_crossings(
     view: View,
@@ -243,38 +264,47 @@ fn record_band_crossings(
     if let Some(bounds) = bands.always {
         record_always_crossings(view, o, &bounds, &mut scratch.band_seers);
     }
-    if bands.len == 0 {
-        return;
-    }
     let me = &view.slots[o as usize];
-    let start = view.starts[o as usize];
-    let test = BandTest {
-        now: me.p,
-        start,
-        grown: me.r2,
-        bounds: &bands.bounds[..bands.len],
-    };
+    let (start, bounds) = (view.starts[o as usize], &bands.bounds[..bands.len]);
+    let extent = me.scan_extent(start, view.step_reach);
     let (layers, with_z, seers) = (me.rules.sees, view.grid.with_z(), &mut scratch.band_seers);
-    scan_cells(
-        view,
-        me,
-        cells,
-        me.scan_extent(start, view.step_reach),
-        |cell, range| {
-            cell.pos.band_crossings(range, test, with_z, |first, crossed| {
-                each_lane(crossed, |j| {
-                    let lane = cell.pos.lane(first + j);
-                    if lane.slot != o && layers & lane.flip_layers != 0 {
-                        seers.push(Seer {
-                            observer: o,
-                            target: lane.slot,
-                            sees_now: true,
-                        });
-                    }
+    let mut record = |cell: &Cell, first: usize, crossed: u64| {
+        each_lane(crossed, |j| {
+            let lane = cell.pos.lane(first + j);
+            if lane.slot != o && layers & lane.flip_layers != 0 {
+                seers.push(Seer {
+                    observer: o,
+                    target: lane.slot,
+                    sees_now: true,
                 });
-            });
-        },
-    );
+            }
+        });
+    };
+    if let (Some(edge), Some(grown)) = (bands.rect_edge, me.rect) {
+        let now = me.p;
+        let test = RectBandTest {
+            now,
+            start,
+            grown,
+            edge,
+            bounds,
+        };
+        scan_cells(view, me, cells, extent, |cell, range| {
+            cell.pos
+                .rect_band_crossings(range, test, |first, crossed| record(cell, first, crossed));
+        });
+    } else if !bounds.is_empty() {
+        let test = BandTest {
+            now: me.p,
+            start,
+            grown: me.r2,
+            bounds,
+        };
+        scan_cells(view, me, cells, extent, |cell, range| {
+            cell.pos
+                .band_crossings(range, test, with_z, |first, crossed| record(cell, first, crossed));
+        });
+    }
 }
 
 /// For the view layer, the `Always` targets of a moving tiered observer's instance among its

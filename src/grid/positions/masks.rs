@@ -4,7 +4,7 @@
 //! member. The batched flip scans' tests ([`flip_masks_many`]) take two blocks per instruction
 //! where the CPU has AVX ([`avx`]), chosen at run time.
 
-use super::{BandTest, Block, FlipShape, LANES};
+use super::{BandTest, Block, FlipShape, LANES, RectBandTest};
 
 #[cfg(target_arch = "x86_64")]
 mod avx;
@@ -205,6 +205,66 @@ pub(super) fn band_masks_sse<const WITH_Z: bool>(blocks: &[Block], test: BandTes
         crossings |= u64::from(crossed) << (k * LANES);
     }
     (flips, crossings)
+}
+
+/// The mask of [`Positions::rect_band_crossings`](super::Positions::rect_band_crossings) over
+/// `blocks`, a block at a time.
+#[inline(always)]
+pub(super) fn rect_band_masks(blocks: &[Block], test: RectBandTest) -> u64 {
+    (blocks.iter().enumerate()).fold(0, |crossed, (k, block)| {
+        crossed | u64::from(lanes_crossing_rect(block, test)) << (k * LANES)
+    })
+}
+
+/// The members of `block` inside the grown rectangle at both ends and crossing its edge or one of
+/// its tiers' squares, in SSE: the offsets and `abs` of [`in_rect`](crate::visibility::in_rect),
+/// the larger of the two offsets as `f32::max` takes it (neither is NaN), so the answers are the
+/// scalar tests'.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn lanes_crossing_rect(block: &Block, test: RectBandTest) -> u32 {
+    use core::arch::x86_64::{
+        __m128, _mm_and_ps, _mm_castsi128_ps, _mm_cmple_ps, _mm_loadu_ps, _mm_max_ps, _mm_movemask_ps, _mm_set1_epi32,
+        _mm_set1_ps, _mm_sub_ps,
+    };
+    #[expect(unsafe_code, reason = "SSE loads and comparisons, as in `sse_lanes_in_rects`")]
+    // SAFETY: SSE and SSE2 are part of the x86_64 baseline; each load reads exactly the four
+    // `f32`s of an array it is given by reference.
+    unsafe {
+        let abs = _mm_castsi128_ps(_mm_set1_epi32(i32::MAX));
+        let offsets = |axes: &[[f32; LANES]; 3], p: [f32; 3]| {
+            let off =
+                |axis: usize| _mm_and_ps(_mm_sub_ps(_mm_loadu_ps(axes[axis].as_ptr()), _mm_set1_ps(p[axis])), abs);
+            (off(0), off(1))
+        };
+        let (now, start) = (offsets(&block.now, test.now), offsets(&block.start, test.start));
+        let within = |d: __m128, b: f32| _mm_movemask_ps(_mm_cmple_ps(d, _mm_set1_ps(b))) as u32;
+        let inside = |(x, y): (__m128, __m128), [hw, hh]: [f32; 2]| within(x, hw) & within(y, hh);
+        let (larger_now, larger_start) = (_mm_max_ps(now.0, now.1), _mm_max_ps(start.0, start.1));
+        let edge = inside(now, test.edge) ^ inside(start, test.edge);
+        let crossed = (test.bounds.iter()).fold(edge, |crossed, &b| {
+            crossed | (within(larger_now, b) ^ within(larger_start, b))
+        });
+        crossed & inside(now, test.grown) & inside(start, test.grown)
+    }
+}
+
+/// [`lanes_crossing_rect`] on other architectures.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn lanes_crossing_rect(block: &Block, test: RectBandTest) -> u32 {
+    use crate::visibility::in_rect;
+    (0..LANES).fold(0, |crossed, j| {
+        let at = |axes: &[[f32; LANES]; 3]| [axes[0][j], axes[1][j], 0.0];
+        let (now, start) = (at(&block.now), at(&block.start));
+        let larger = |q: [f32; 3], p: [f32; 3]| (q[0] - p[0]).abs().max((q[1] - p[1]).abs());
+        let (larger_now, larger_start) = (larger(now, test.now), larger(start, test.start));
+        let inside = |half| (in_rect(test.now, half, now), in_rect(test.start, half, start));
+        let (edge_now, edge_start) = inside(test.edge);
+        let tiers = (test.bounds.iter()).any(|&b| (larger_now <= b) != (larger_start <= b));
+        let (grown_now, grown_start) = inside(test.grown);
+        crossed | u32::from(grown_now && grown_start && (edge_now != edge_start || tiers)) << j
+    })
 }
 
 /// The masks of the members whose own rectangle holds a target ([`in_rect`] with the member's

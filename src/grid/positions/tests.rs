@@ -4,7 +4,7 @@
 use super::*;
 use crate::{
     test_draws::Draws,
-    visibility::{dist2 as scalar_dist2, rect_r2, within as scalar_within},
+    visibility::{dist2 as scalar_dist2, in_rect, rect_r2, within as scalar_within},
 };
 
 /// Points on a lattice around `p` (so many are at exactly the radius) and, `with_z`, a few
@@ -225,7 +225,7 @@ fn rect_flips_answer_as_the_scalar_rectangle_test_including_at_the_edges() {
                     inside.push(entering);
                 }
             });
-            let at = |p, q| crate::visibility::in_rect(p, half, q);
+            let at = |p, q| in_rect(p, half, q);
             let want: Vec<usize> = range
                 .filter(|&i| at(now, members[i].p) != at(start, members[i].start_p))
                 .collect();
@@ -359,6 +359,60 @@ fn band_crossings_answer_as_the_scalar_distance_tests_at_every_bound() {
                  sides of a bound at the two ends that do not flip for the grown view"
             );
         }
+    }
+}
+
+#[test]
+fn rect_band_crossings_answer_as_the_rectangle_bands_at_every_edge_and_square() {
+    use crate::index::{BandEdge, QuietBands};
+    // Lattice points on the plane, many on an edge or a square; every third member stepped.
+    let members = points_every_third_stepped(150, false);
+    let mut pos = Positions::default();
+    pos.rebuild(&members);
+    let (now, start) = ([0.0, 0.0, 0.0], [1.0, -1.0, 0.0]);
+    // Squares apart from the edge's sides (at 3 and 2): a member can cross a side without crossing
+    // a square, and a square without crossing a side.
+    let (grown, edge, bounds) = ([4.0, 3.0], [3.0, 2.0], [1.0, 2.5]);
+    let mut tiers = [f32::INFINITY; crate::index::TIER_BOUNDS];
+    tiers[..bounds.len()].copy_from_slice(&bounds);
+    let bands = QuietBands {
+        edge: BandEdge::Rect(edge),
+        tiers: Some(tiers),
+    };
+    let seen = |m: &Member| in_rect(now, grown, m.p) && in_rect(start, grown, m.start_p);
+    let crosses = |m: &Member| seen(m) && !bands.same_band((start, m.start_p), (now, m.p));
+    // With the grown view as its edge (held at both ends) the bands are the squares alone.
+    let squares = QuietBands {
+        edge: BandEdge::Rect(grown),
+        tiers: Some(tiers),
+    };
+    let crosses_square = |m: &Member| !squares.same_band((start, m.start_p), (now, m.p));
+    let crosses_edge = |m: &Member| in_rect(now, edge, m.p) != in_rect(start, edge, m.start_p);
+    assert!(
+        members.iter().any(|m| crosses(m) && !crosses_square(m))
+            && members.iter().any(|m| crosses(m) && !crosses_edge(m)),
+        "the lattice should hold members crossing only the edge and members crossing only a square"
+    );
+    for range in [0..150, 1..100, 64..65] {
+        let mut got = Vec::new();
+        let test = RectBandTest {
+            now,
+            start,
+            grown,
+            edge,
+            bounds: &bounds,
+        };
+        pos.rect_band_crossings(range.clone(), test, |first, crossed| {
+            got.extend((0..64).filter(|j| (crossed >> j) & 1 != 0).map(|j| first + j));
+        });
+        let whole = range.len() == members.len();
+        let want: Vec<usize> = range.filter(|&i| crosses(&members[i])).collect();
+        assert!(!whole || !want.is_empty(), "the lattice should hold crossings");
+        assert_eq!(
+            got, want,
+            "the rectangle's band pass should report exactly the members inside its grown view at \
+             both ends that cross its edge or one of its squares"
+        );
     }
 }
 

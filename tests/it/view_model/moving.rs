@@ -6,7 +6,7 @@ use bevy_aoi::prelude::*;
 use bevy_ecs::prelude::*;
 
 use super::{margin_two, pair, walk};
-use crate::harness::Checked;
+use crate::harness::{Checked, INDEXES, drift};
 
 /// Moves observer `o` to `x` (a step under the step limit), runs a checked update, asserts that
 /// it took the stepping path, and says whether it shows `t`.
@@ -282,4 +282,58 @@ fn a_rectangle_stepping_lets_a_target_in_across_its_edge_and_holds_it_by_the_mar
         0,
         "stepping back within the edge of the observer standing, it is no longer held"
     );
+}
+
+#[test]
+fn walking_rectangles_with_hysteresis_and_tiers_match_the_model() {
+    // Rectangles of many shapes walking among walking discs and targets (a few always visible),
+    // in small steps (their flip scans' band passes report what crosses an edge or a square) and
+    // now and then a long one; every update checked against the model.
+    for index in INDEXES {
+        let mut app = Checked::new(AoiPlugin {
+            index,
+            ..Default::default()
+        });
+        let mut rectangles = 0;
+        for i in 0..240usize {
+            let at = Position::new((i * 37 % 100) as f32, (i * 53 % 100) as f32);
+            let (hw, hh) = (6.0 + (i % 5) as f32 * 2.0, 4.0 + (i % 3) as f32 * 3.0);
+            let margin = ViewHysteresis {
+                margin: [0.0, 1.5, 3.0][i % 3],
+                linger_ticks: (i % 4) as u32,
+            };
+            let tiers = ViewTiers::new([2.0 + (i % 2) as f32, 5.0, 9.0]);
+            let mut e = app.world().spawn(at);
+            match i % 4 {
+                0 => e.insert((ViewRect::new(hw, hh), margin, tiers)),
+                1 => e.insert((ViewRect::new(hw, hh), tiers)),
+                2 => e.insert((ViewRange::new(hw), margin)),
+                // A few targets seen at any distance, their tiers following them.
+                _ if i % 20 == 3 => e.insert(AoiVisibility::Always),
+                _ => &mut e,
+            };
+            rectangles += usize::from(i % 4 < 2);
+        }
+        app.update();
+        let (mut stepped, mut tier_changes) = (0, 0);
+        for tick in 0..80usize {
+            drift(app.world(), |i| {
+                let a = (i * 7 + tick / 3) as f32 * 0.61;
+                let len = if (i + tick) % 41 == 0 {
+                    30.0
+                } else {
+                    [0.0, 0.7, 1.6][(i + tick) % 3]
+                };
+                (len * a.cos(), len * a.sin())
+            });
+            app.update();
+            let stats = app.world().resource::<AoiStats>();
+            (stepped, tier_changes) = (stepped + stats.stepped, tier_changes + stats.tier_changes);
+        }
+        assert!(
+            rectangles == 120 && stepped > 0 && tier_changes > 0,
+            "{index:?}: the rectangles should step and retier their targets ({stepped} steps, \
+             {tier_changes} tier changes)"
+        );
+    }
 }
