@@ -203,27 +203,25 @@ fn owned_band_bounds(view: View, touches: &Touches, o: u32) -> Option<BandBounds
     };
     // The bounds within its grown view (beyond, nothing it shows can cross them), each once:
     // without a margin a threshold's two bounds are one.
-    let (bounds, reach) = match (bands.edge, me.rect) {
+    // A disc's edge is one of its bounds; a rectangle's is tested apart.
+    let (disc_edge, reach) = match (bands.edge, me.rect) {
         (BandEdge::Disc(edge), None) => {
             within.always = bands.tiers.filter(|_| has_always).map(|tiers| {
                 let mut all = [edge; 1 + TIER_BOUNDS];
                 all[1..].copy_from_slice(&tiers);
                 all
             });
-            (Some(edge).into_iter().chain(bands.tiers.into_iter().flatten()), me.r2)
+            (Some(edge), me.r2)
         }
         // A rectangle's `Always` targets would need their squares tested one by one: with tiers
         // there, it judges everything it shows.
         (BandEdge::Rect(edge), Some(grown)) if bands.tiers.is_none() || !has_always => {
             within.rect_edge = Some(edge);
-            (
-                None.into_iter().chain(bands.tiers.into_iter().flatten()),
-                grown[0].max(grown[1]),
-            )
+            (None, grown[0].max(grown[1]))
         }
         _ => return None,
     };
-    for b in bounds {
+    for b in disc_edge.into_iter().chain(bands.tiers.into_iter().flatten()) {
         if b < reach && !within.bounds[..within.len].contains(&b) {
             within.bounds[within.len] = b;
             within.len += 1;
@@ -281,9 +279,8 @@ fn record_band_crossings(
         });
     };
     if let (Some(edge), Some(grown)) = (bands.rect_edge, me.rect) {
-        let now = me.p;
         let test = RectBandTest {
-            now,
+            now: me.p,
             start,
             grown,
             edge,
