@@ -27,7 +27,7 @@ const GROUP: usize = 16;
 /// Bit `j` set when `group[j] == target`, in SSE2: four compares of four entries, packed to one
 /// byte per entry and gathered into a mask (17 instructions a group with the loop's own; the
 /// compiler's vectorisation of the fold took about 45, mixing vector and scalar compares).
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
 #[inline(always)]
 fn group_hits(group: &[u32; GROUP], target: u32) -> u32 {
     use core::arch::x86_64::{
@@ -52,7 +52,7 @@ fn group_hits(group: &[u32; GROUP], target: u32) -> u32 {
 }
 
 /// Bit `j` set when `group[j] == target` (other architectures).
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(any(not(target_arch = "x86_64"), bevy_aoi_portable))]
 #[inline(always)]
 fn group_hits(group: &[u32; GROUP], target: u32) -> u32 {
     (group.iter().enumerate()).fold(0u32, |hits, (j, &t)| hits | u32::from(t == target) << j)

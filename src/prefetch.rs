@@ -47,7 +47,7 @@ pub(crate) fn prefetch_record<T>(item: &T) {
 /// Hints the CPU to bring the line of `at` into the first-level cache (`_MM_HINT_T0`).
 #[inline(always)]
 fn prefetch_line(at: *const u8) {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
     {
         use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
         #[expect(
@@ -64,6 +64,6 @@ fn prefetch_line(at: *const u8) {
             _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>());
         }
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(any(not(target_arch = "x86_64"), bevy_aoi_portable))]
     let _ = at;
 }

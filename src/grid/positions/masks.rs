@@ -2,11 +2,13 @@
 //! time: each block's four members tested by one vector instruction per step (SSE on `x86_64`,
 //! a scalar loop with the same arithmetic elsewhere), the answers gathered into one bit per
 //! member. The batched flip scans' tests ([`flip_masks_many`]) take two blocks per instruction
-//! where the CPU has AVX ([`avx`]), chosen at run time.
+//! where the CPU has AVX ([`avx`]), chosen at run time. Built with `--cfg bevy_aoi_portable`
+//! (in `RUSTFLAGS`), `x86_64` takes the scalar forms too, as other architectures do, which is how
+//! CI tests them (`.ci/run`).
 
 use super::{BandTest, Block, FlipShape, LANES, RectBandTest};
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
 mod avx;
 
 /// Which positions of a block a distance test reads.
@@ -100,7 +102,7 @@ pub(super) fn disc_masks_both_ways<const WITH_Z: bool>(
     start: [f32; 3],
     r2: f32,
 ) -> [u64; 4] {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
     if avx::available() {
         return avx::both_ways_checked::<WITH_Z>(blocks, now, start, r2);
     }
@@ -143,7 +145,7 @@ pub(super) fn flip_masks_many<const WITH_Z: bool>(
     views: &[([f32; 3], [f32; 3], FlipShape)],
     masks: &mut [(u64, u64)],
 ) {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
     if avx::available() {
         avx::flip_masks_checked::<WITH_Z>(blocks, views, masks);
         return;
@@ -188,7 +190,7 @@ pub(super) fn flip_masks<const WITH_Z: bool>(
 /// [`Positions::band_crossings`]: super::Positions::band_crossings
 #[inline(always)]
 pub(super) fn band_masks<const WITH_Z: bool>(blocks: &[Block], test: BandTest) -> (u64, u64) {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
     if avx::available() {
         return avx::band_masks_checked::<WITH_Z>(blocks, test);
     }
@@ -220,7 +222,7 @@ pub(super) fn rect_band_masks(blocks: &[Block], test: RectBandTest) -> u64 {
 /// its tiers' squares, in SSE: the offsets and `abs` of [`in_rect`](crate::visibility::in_rect),
 /// the larger of the two offsets as `f32::max` takes it (neither is NaN), so the answers are the
 /// scalar tests'.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
 #[inline(always)]
 fn lanes_crossing_rect(block: &Block, test: RectBandTest) -> u32 {
     use core::arch::x86_64::{
@@ -250,7 +252,7 @@ fn lanes_crossing_rect(block: &Block, test: RectBandTest) -> u32 {
 }
 
 /// [`lanes_crossing_rect`] on other architectures.
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(any(not(target_arch = "x86_64"), bevy_aoi_portable))]
 #[inline(always)]
 fn lanes_crossing_rect(block: &Block, test: RectBandTest) -> u32 {
     use crate::visibility::in_rect;
@@ -300,7 +302,7 @@ pub(super) fn rect_masks(blocks: &[Block], now: [f32; 3], start: [f32; 3], half:
 
 /// Bit `j` set when point `j` of the four is inside the rectangle of half extents `half` around
 /// `p`: [`lanes_in_own_rects`] with `half` as every member's, in SSE.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
 #[inline(always)]
 fn lanes_in_rect(positions: &[[f32; LANES]; 3], p: [f32; 3], [hw, hh]: [f32; 2]) -> u32 {
     use core::arch::x86_64::_mm_set1_ps;
@@ -313,7 +315,7 @@ fn lanes_in_rect(positions: &[[f32; LANES]; 3], p: [f32; 3], [hw, hh]: [f32; 2])
 
 /// Bit `j` set when `p` is inside the rectangle of half extents `half[0][j]`, `half[1][j]` around
 /// point `j` of the four, in SSE.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
 #[inline(always)]
 fn lanes_in_own_rects(positions: &[[f32; LANES]; 3], p: [f32; 3], [hw, hh]: &[[f32; LANES]; 2]) -> u32 {
     use core::arch::x86_64::_mm_loadu_ps;
@@ -330,7 +332,7 @@ fn lanes_in_own_rects(positions: &[[f32; LANES]; 3], p: [f32; 3], [hw, hh]: &[[f
 /// [`in_rect`](crate::visibility::in_rect) (`abs` clears the sign bit, so whichever of the two
 /// is the centre, the same answers). One observer's half extents broadcast
 /// ([`lanes_in_rect`]), or each member's own ([`lanes_in_own_rects`]).
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
 #[inline(always)]
 fn sse_lanes_in_rects([x, y, _]: &[[f32; LANES]; 3], p: [f32; 3], [hw, hh]: [core::arch::x86_64::__m128; 2]) -> u32 {
     use core::arch::x86_64::{
@@ -356,14 +358,14 @@ fn sse_lanes_in_rects([x, y, _]: &[[f32; LANES]; 3], p: [f32; 3], [hw, hh]: [cor
 
 /// [`lanes_in_rect`] on other architectures: [`lanes_in_own_rects`] with `half` as every
 /// member's.
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(any(not(target_arch = "x86_64"), bevy_aoi_portable))]
 #[inline(always)]
 fn lanes_in_rect(positions: &[[f32; LANES]; 3], p: [f32; 3], [hw, hh]: [f32; 2]) -> u32 {
     lanes_in_own_rects(positions, p, &[[hw; LANES], [hh; LANES]])
 }
 
 /// [`lanes_in_own_rects`] on other architectures.
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(any(not(target_arch = "x86_64"), bevy_aoi_portable))]
 #[inline(always)]
 fn lanes_in_own_rects([x, y, _]: &[[f32; LANES]; 3], p: [f32; 3], [hw, hh]: &[[f32; LANES]; 2]) -> u32 {
     (0..LANES).fold(0, |bits, j| {
@@ -383,7 +385,7 @@ fn lanes_within<const WITH_Z: bool>(axes: &[[f32; LANES]; 3], p: [f32; 3], r2: &
 
 /// [`lanes_within`] with two sets of squared radii, `r2` and `r2_too`, from one computation of
 /// the distances, in SSE.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
 #[inline(always)]
 fn lanes_within_both<const WITH_Z: bool>(
     axes: &[[f32; LANES]; 3],
@@ -401,7 +403,7 @@ fn lanes_within_both<const WITH_Z: bool>(
 
 /// The squared distances of the four points of `axes` from `p`, in SSE: the same operations in
 /// the same order as [`dist2`](crate::visibility::dist2) (the third axis only `WITH_Z`).
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
 #[inline(always)]
 fn lanes_dist2<const WITH_Z: bool>([x, y, z]: &[[f32; LANES]; 3], p: [f32; 3]) -> core::arch::x86_64::__m128 {
     use core::arch::x86_64::{_mm_add_ps, _mm_loadu_ps, _mm_mul_ps, _mm_set1_ps, _mm_sub_ps};
@@ -427,7 +429,7 @@ fn lanes_dist2<const WITH_Z: bool>([x, y, z]: &[[f32; LANES]; 3], p: [f32; 3]) -
 
 /// Bits `j` of the four members of `block` ([`band_masks`]): on different sides of `grown` at the
 /// two ends, and of one of `bounds`; the distances as [`lanes_dist2`] computes them, in SSE.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
 #[inline(always)]
 pub(super) fn lanes_crossing<const WITH_Z: bool>(block: &Block, test: BandTest) -> (u32, u32) {
     use core::arch::x86_64::{__m128, _mm_cmple_ps, _mm_movemask_ps, _mm_set1_ps};
@@ -445,7 +447,7 @@ pub(super) fn lanes_crossing<const WITH_Z: bool>(block: &Block, test: BandTest) 
 }
 
 /// [`lanes_crossing`] on other architectures (the third axis only `WITH_Z`, as above).
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(any(not(target_arch = "x86_64"), bevy_aoi_portable))]
 #[inline(always)]
 pub(super) fn lanes_crossing<const WITH_Z: bool>(block: &Block, test: BandTest) -> (u32, u32) {
     let (now, start) = (test.now, test.start);
@@ -462,7 +464,7 @@ pub(super) fn lanes_crossing<const WITH_Z: bool>(block: &Block, test: BandTest) 
 
 /// [`lanes_within`] with two sets of squared radii (other architectures; the third axis only
 /// `WITH_Z`, as above).
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(any(not(target_arch = "x86_64"), bevy_aoi_portable))]
 #[inline(always)]
 fn lanes_within_both<const WITH_Z: bool>(
     [x, y, z]: &[[f32; LANES]; 3],
