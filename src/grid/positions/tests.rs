@@ -1,7 +1,10 @@
 //! Tests of the blocks' four-lane tests against the scalar ones, on lattice points (many at
 //! exactly the radius) and off the plane.
 
-use super::*;
+use super::{
+    masks::{band_masks, flip_masks_many},
+    *,
+};
 use crate::{
     test_draws::Draws,
     visibility::{dist2 as scalar_dist2, in_rect, rect_r2, within as scalar_within},
