@@ -22,7 +22,7 @@ mod shortlist;
 mod step_limit;
 mod touches;
 
-pub(crate) use touches::{BandEdge, QuietBands, Seer, TIER_BOUNDS, Touches, same_side};
+pub(crate) use touches::{BandEdge, QuietBands, Seer, TIER_BOUNDS, Touches};
 
 use busy::BusyCells;
 use entity_slots::EntitySlots;

@@ -356,24 +356,34 @@ impl QuietBands {
     #[cfg(any(test, debug_assertions))]
     pub fn same_band(&self, before: ([f32; 3], [f32; 3]), now: ([f32; 3], [f32; 3])) -> bool {
         let ((p0, q0), (p1, q1)) = (before, now);
-        let (edge, (b, n)) = match self.edge {
-            BandEdge::Disc(r2) => {
-                let (b, n) = (dist2(p0, q0), dist2(p1, q1));
-                (same_side(&[r2], b, n), (b, n))
-            }
-            BandEdge::Rect(half) => (
-                in_rect(p0, half, q0) == in_rect(p1, half, q1),
-                (larger_offset(p0, q0), larger_offset(p1, q1)),
-            ),
+        let edge = match self.edge {
+            BandEdge::Disc(r2) => same_side(&[r2], dist2(p0, q0), dist2(p1, q1)),
+            BandEdge::Rect(half) => in_rect(p0, half, q0) == in_rect(p1, half, q1),
         };
-        edge && self.tiers.is_none_or(|tiers| same_side(&tiers, b, n))
+        edge && self.same_tier_band(before, now)
+    }
+
+    /// [`Self::same_band`] without the view's edge: whether the target is on the same side of
+    /// every tier bound (`true` without tiers). The test of an `Always` target, seen at any
+    /// distance, whose tier alone follows the distance: a moving tiered observer's
+    /// (`scan::flip::record_always_crossings`).
+    #[inline]
+    pub fn same_tier_band(&self, before: ([f32; 3], [f32; 3]), now: ([f32; 3], [f32; 3])) -> bool {
+        let Some(tiers) = &self.tiers else {
+            return true;
+        };
+        let measure = |(p, q)| match self.edge {
+            BandEdge::Disc(_) => dist2(p, q),
+            BandEdge::Rect(_) => larger_offset(p, q),
+        };
+        same_side(tiers, measure(before), measure(now))
     }
 }
 
 /// Whether squared distances `before` and `now` are on the same side of each of `bounds`
 /// (`d > bound` is the view layer's test for beyond).
 #[inline]
-pub(crate) fn same_side(bounds: &[f32], before: f32, now: f32) -> bool {
+fn same_side(bounds: &[f32], before: f32, now: f32) -> bool {
     // Without a branch a bound, so that the compiler tests several at once.
     !bounds
         .iter()

@@ -15,10 +15,10 @@ use super::{
 use crate::{
     components::merge_targets,
     grid::{BandTest, Cell, FLIP_BATCH, FlipShape, RectBandTest},
-    index::{BandEdge, Seer, TIER_BOUNDS, Touches, same_side},
+    index::{BandEdge, QuietBands, Seer, TIER_BOUNDS, Touches},
     lists::remove_seen,
     slot::Slot,
-    visibility::{TargetState, dist2},
+    visibility::TargetState,
 };
 
 /// A stepping observer's flip scan: each member of its window (a jumped target's pair is decided
@@ -161,8 +161,6 @@ pub(super) fn flip_scan_batch(
 /// The bounds of a moving owned observer's [`QuietBands`] that lie within its grown view, for
 /// its band pass ([`record_band_crossings`]): beyond that view a target is not listed (it lingers,
 /// and the layer judges a lingering target when it is due), and a crossing of its edge is a flip.
-///
-/// [`QuietBands`]: crate::index::QuietBands
 #[derive(Clone, Copy)]
 struct BandBounds {
     /// A disc's: squared distances, its edge among them. A rectangle's: its tiers' half sides.
@@ -170,16 +168,15 @@ struct BandBounds {
     len: usize,
     /// A rectangle's edge: its view's half extents, without the margin.
     rect_edge: Option<[f32; 2]>,
-    /// With tiers, where its instance has `Always` targets: all of its bounds, which their
-    /// tiers follow at any distance ([`record_always_crossings`]).
-    always: Option<[f32; 1 + TIER_BOUNDS]>,
+    /// With tiers, where its instance has `Always` targets: all of its quiet bands, which those
+    /// targets' tiers follow at any distance ([`record_always_crossings`]).
+    always: Option<QuietBands>,
 }
 
 /// For the view layer: whether the flip scan of stepping observer `o` records its seers, and the
 /// bounds of its band pass ([`record_band_crossings`]). It does if the layer owns it, it only
 /// moved this tick (its view-model components are as they were), and the layer gave it
-/// [`QuietBands`](crate::index::QuietBands), unless it is a tiered rectangle whose instance has
-/// `Always` targets. Nothing to ask while the layer owns no observer.
+/// [`QuietBands`]. Nothing to ask while the layer owns no observer.
 #[inline]
 fn band_bounds(view: View, o: u32) -> Option<BandBounds> {
     view.touches.and_then(|touches| owned_band_bounds(view, touches, o))
@@ -199,23 +196,14 @@ fn owned_band_bounds(view: View, touches: &Touches, o: u32) -> Option<BandBounds
         bounds: [0.0; 1 + TIER_BOUNDS],
         len: 0,
         rect_edge: None,
-        always: None,
+        always: (has_always && bands.tiers.is_some()).then_some(bands),
     };
     // The bounds within its grown view (beyond, nothing it shows can cross them), each once:
     // without a margin a threshold's two bounds are one.
     // A disc's edge is one of its bounds; a rectangle's is tested apart.
     let (disc_edge, reach) = match (bands.edge, me.rect) {
-        (BandEdge::Disc(edge), None) => {
-            within.always = bands.tiers.filter(|_| has_always).map(|tiers| {
-                let mut all = [edge; 1 + TIER_BOUNDS];
-                all[1..].copy_from_slice(&tiers);
-                all
-            });
-            (Some(edge), me.r2)
-        }
-        // A rectangle's `Always` targets would need their squares tested one by one: with tiers
-        // there, it judges everything it shows.
-        (BandEdge::Rect(edge), Some(grown)) if bands.tiers.is_none() || !has_always => {
+        (BandEdge::Disc(edge), None) => (Some(edge), me.r2),
+        (BandEdge::Rect(edge), Some(grown)) => {
             within.rect_edge = Some(edge);
             (None, grown[0].max(grown[1]))
         }
@@ -259,8 +247,8 @@ fn record_band_crossings(
     let entered = scratch.enters.pairs[flipped.0..].iter().map(|&(_, t)| (t, true));
     let left = scratch.leaves[flipped.1..].iter().map(|&(_, t)| (t, false));
     scratch.band_seers.extend(entered.chain(left).map(seer));
-    if let Some(bounds) = bands.always {
-        record_always_crossings(view, o, &bounds, &mut scratch.band_seers);
+    if let Some(quiet) = bands.always {
+        record_always_crossings(view, o, &quiet, &mut scratch.band_seers);
     }
     let me = &view.slots[o as usize];
     let (start, bounds) = (view.starts[o as usize], &bands.bounds[..bands.len]);
@@ -305,18 +293,16 @@ fn record_band_crossings(
 }
 
 /// For the view layer, the `Always` targets of a moving tiered observer's instance among its
-/// seers ([`record_band_crossings`]): those it sees whose distances at the two ends lie on
-/// different sides of one of `bounds` (all of its [`QuietBands`], the view's edge among them: an
-/// `Always` target is seen at any distance, and its tier follows it). No distance test of the
-/// window finds them (a flip scan leaves them to their instance's list, and they may stand
-/// beyond it), so each is tested here, two distances a target, a stepping one from where it
-/// started (its target scan names it only to the observers that did not change, and where
-/// everyone moves none runs). A jumped one is left to its own target scan, which records its
-/// seers.
-///
-/// [`QuietBands`]: crate::index::QuietBands
+/// seers ([`record_band_crossings`]): those it sees whose distances at the two ends, as a disc
+/// or a rectangle measures them, lie on different sides of one of its `quiet` bands' tier bounds
+/// ([`QuietBands::same_tier_band`]: an `Always` target is seen at any distance, so its view's
+/// edge changes nothing, and its tier follows the distance). No distance test of the window finds them (a flip scan leaves them to their
+/// instance's list, and they may stand beyond it), so each is tested here, at both ends, a
+/// stepping one from where it started (its target scan names it only to the observers that did
+/// not change, and where everyone moves none runs). A jumped one is left to its own target scan,
+/// which records its seers.
 #[inline(never)]
-fn record_always_crossings(view: View, o: u32, bounds: &[f32], seers: &mut Vec<Seer>) {
+fn record_always_crossings(view: View, o: u32, quiet: &QuietBands, seers: &mut Vec<Seer>) {
     let me = &view.slots[o as usize];
     let (now, start) = (me.p, view.starts[o as usize]);
     let always = view.always.get(&me.rules.instance).map_or(&[][..], Vec::as_slice);
@@ -330,8 +316,7 @@ fn record_always_crossings(view: View, o: u32, bounds: &[f32], seers: &mut Vec<S
         } else {
             target.p
         };
-        let (before, after) = (dist2(start, started), dist2(now, target.p));
-        if !same_side(bounds, before, after) {
+        if !quiet.same_tier_band((start, started), (now, target.p)) {
             seers.push(Seer {
                 observer: o,
                 target: a,

@@ -145,12 +145,16 @@ impl Pass {
         let now = |t: u32| index.slots[t as usize].p;
         let before = |t: u32| if moved(t) { index.starts[t as usize] } else { now(t) };
         let (o, observer_moved) = (st.slot, moved(st.slot));
-        // A target that stayed in one band (its rules are not checked here); without tiers, an
-        // `Always` one is in the view at any distance.
+        // A target that stayed in one band (its rules are not checked here); an `Always` one is
+        // in the view at any distance, so only its tier bounds count.
         let stayed = |t: u32| {
             bands.is_some_and(|b| {
-                b.same_band((before(o), before(t)), (now(o), now(t)))
-                    || (b.tiers.is_none() && index.slots[t as usize].rules.mode == crate::rules::AoiVisibility::Always)
+                let ends = ((before(o), before(t)), (now(o), now(t)));
+                if index.slots[t as usize].rules.mode == crate::rules::AoiVisibility::Always {
+                    b.same_tier_band(ends.0, ends.1)
+                } else {
+                    b.same_band(ends.0, ends.1)
+                }
             })
         };
         // The observer's own move (it was band scanned) or the target's.
