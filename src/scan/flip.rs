@@ -296,11 +296,11 @@ fn record_band_crossings(
 /// seers ([`record_band_crossings`]): those it sees whose distances at the two ends, as a disc
 /// or a rectangle measures them, lie on different sides of one of its `quiet` bands' tier bounds
 /// ([`QuietBands::same_tier_band`]: an `Always` target is seen at any distance, so its view's
-/// edge changes nothing, and its tier follows the distance). No distance test of the window finds them (a flip scan leaves them to their
-/// instance's list, and they may stand beyond it), so each is tested here, at both ends, a
-/// stepping one from where it started (its target scan names it only to the observers that did
-/// not change, and where everyone moves none runs). A jumped one is left to its own target scan,
-/// which records its seers.
+/// edge changes nothing, and its tier follows the distance). No distance test of the window finds
+/// them (a flip scan leaves them to their instance's list, and they may stand beyond it), so each
+/// is tested here, at both ends, a stepping one from where it started (its target scan names it
+/// only to the observers that did not change, and where everyone moves none runs). A jumped one
+/// is left to its own target scan, which records its seers.
 #[inline(never)]
 fn record_always_crossings(view: View, o: u32, quiet: &QuietBands, seers: &mut Vec<Seer>) {
     let me = &view.slots[o as usize];
