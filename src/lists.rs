@@ -51,7 +51,8 @@ fn group_hits(group: &[u32; GROUP], target: u32) -> u32 {
     }
 }
 
-/// Bit `j` set when `group[j] == target` (other architectures).
+/// Bit `j` set when `group[j] == target` (other architectures, and `x86_64` built with
+/// `--cfg bevy_aoi_portable`).
 #[cfg(any(not(target_arch = "x86_64"), bevy_aoi_portable))]
 #[inline(always)]
 fn group_hits(group: &[u32; GROUP], target: u32) -> u32 {
