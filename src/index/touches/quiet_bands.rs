@@ -80,8 +80,9 @@ impl QuietBands {
     }
 }
 
-/// Whether squared distances `before` and `now` are on the same side of each of `bounds`
-/// (`d > bound` is the view layer's test for beyond).
+/// Whether distances `before` and `now` (squared for a disc, [`larger_offset`]s for a
+/// rectangle) are on the same side of each of `bounds` (`d > bound` is the view layer's test for
+/// beyond).
 #[inline]
 pub(super) fn same_side(bounds: &[f32], before: f32, now: f32) -> bool {
     // Without a branch a bound, so that the compiler tests several at once.
