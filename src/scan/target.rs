@@ -280,16 +280,17 @@ fn record_seer(
 /// For the view layer, the seers of a stepping `Always` target: the owned observers of its
 /// instance that did not change, see its layers and may judge it by the distance
 /// ([`Touches::always_by_distance`]: with tiers, its tier follows the distance at any distance),
-/// recorded as [`record_seer`] records a target seen at both ends (left out where it stays in one
-/// of the observer's quiet bands). Those that changed are left to their own flip scans
+/// each recorded and touched unless the target stays on one side of each of the observer's tier
+/// bounds ([`QuietBands::same_tier_band`]; the view's edge changes nothing for a target seen at any
+/// distance). Those that changed are left to their own flip scans
 /// (`flip::record_always_crossings`), or judge everything they show.
 /// `O(owned observers)` a stepping `Always` target, each one's slot read. Out of line, as
 /// [`record_seer`].
+///
+/// [`QuietBands::same_tier_band`]: crate::index::QuietBands::same_tier_band
 #[inline(never)]
 fn record_always_seers(view: View, touches: &Touches, ch: &Change, seers: &mut Vec<Seer>) {
     let me = &view.slots[ch.slot as usize];
-    let now = me.target();
-    let before = TargetState { p: ch.old_p, ..now };
     for o in touches.owned_slots() {
         // The bits first: the slot is read only for those that may judge it so.
         if o == ch.slot || touches.is_changed(o) || !touches.always_by_distance(o) {
@@ -300,12 +301,19 @@ fn record_always_seers(view: View, touches: &Touches, ch: &Change, seers: &mut V
         if rules.instance != target.instance || rules.sees & target.member == 0 {
             continue;
         }
-        let seer = Seer {
+        // Neither the observer nor the target's rules changed, and the target is in the view at
+        // any distance: only its tier bounds count, as for a moving observer
+        // (`flip::record_always_crossings`).
+        let ends = ((observer.p, ch.old_p), (observer.p, me.p));
+        if touches.quiet_bands(o).is_some_and(|b| b.same_tier_band(ends.0, ends.1)) {
+            continue;
+        }
+        touches.touch(o);
+        seers.push(Seer {
             observer: o,
             target: ch.slot,
             sees_now: true,
-        };
-        record_seer(touches, seers, seer, observer.p, (&before, &now), true);
+        });
     }
 }
 

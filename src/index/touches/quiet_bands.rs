@@ -66,7 +66,8 @@ impl QuietBands {
     /// [`Self::same_band`] without the view's edge: whether the target is on the same side of
     /// every tier bound (`true` without tiers). The test of an `Always` target, seen at any
     /// distance, whose tier alone follows the distance: a moving tiered observer's
-    /// (`scan::flip::record_always_crossings`).
+    /// (`scan::flip::record_always_crossings`) and a standing one's
+    /// (`scan::target::record_always_seers`).
     #[inline]
     pub fn same_tier_band(&self, before: ([f32; 3], [f32; 3]), now: ([f32; 3], [f32; 3])) -> bool {
         let Some(tiers) = &self.tiers else {
