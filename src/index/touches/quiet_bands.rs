@@ -13,7 +13,8 @@ use crate::visibility::in_rect;
 /// the pass as it came out of the last one (the layer's tests at both ends give the same answers,
 /// and the pass applied to its own result changes nothing), so the scans do not record it as a
 /// seer ([`Touches::stays_in_band`]); an observer all of whose changed targets stay so is not
-/// looked at. Given by the layer for views with few enough thresholds (see
+/// looked at. An `Always` target is in the view at any distance, so for it the tier bounds alone
+/// count ([`Self::same_tier_band`]). Given by the layer for views with few enough thresholds (see
 /// `view_model::layer`).
 ///
 /// [`Touches::stays_in_band`]: super::Touches::stays_in_band
