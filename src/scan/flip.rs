@@ -4,8 +4,6 @@
 //! observers of one cell that take the plain form share their passes over the cells
 //! ([`flip_scan_batch`]).
 
-use core::ops::Range;
-
 use bevy_ecs::entity::Entity;
 
 use super::{
@@ -57,16 +55,16 @@ pub(super) fn flip_scan(
         view.touches,
         (clean_enters, clean_leaves, seers),
     );
-    let (as_target, extent) = (me.flip_scans_as_target(), me.scan_extent(start, view.step_reach));
-    scan_cells(view, me, cells, extent, |cell, range| {
-        if as_target && view.clean_observers_may_see(cell, me.rules.member) {
-            flip_scan_both_ways(view, cell, range, &mut flips, &mut judge);
-        } else {
+    let extent = me.scan_extent(start, view.step_reach);
+    if me.flip_scans_as_target() {
+        flip_scan_both_ways(view, cells, extent, &mut flips, &mut judge);
+    } else {
+        scan_cells(view, me, cells, extent, |cell, range| {
             cell.pos.flips(range, now, start, shape, with_z, |first, bits, inside| {
                 flips.record(cell, first, bits, inside);
             });
-        }
-    });
+        });
+    }
     flips.merge(set);
     drop(judge);
     if let Some(banded) = banded {
@@ -418,27 +416,40 @@ impl Flips<'_> {
     }
 }
 
-/// A flip scan's tests of a cell's members `range` for a stepping disc observer that also scans
-/// as a target ([`Slot::flip_scans_as_target`](crate::slot::Slot::flip_scans_as_target)): its
-/// flips go to `flips`, and the clean observers whose view of it flips, judged as
-/// [`target`](super::target()) would, to `judge`. Out of line, so the plain flip scan's loop
+/// A flip scan's tests of the members of `cells` within `extent` for a stepping disc observer
+/// that also scans as a target
+/// ([`Slot::flip_scans_as_target`](crate::slot::Slot::flip_scans_as_target)): its flips go to
+/// `flips`; in the cells where clean observers may see it, the clean observers whose view of it
+/// flips, judged as [`target`](super::target()) would, go to `judge` (elsewhere its flips alone
+/// are tested, as the plain flip scan tests them). Out of line, so the plain flip scan's loop
 /// stays as small as it was (inlined, uniform 10k ran 2.6% more instructions with nothing to
-/// judge).
+/// judge). One call for all the cells, so what it sets up before its loops (about a hundred
+/// instructions) is not repeated for each cell: callgrind, one thread, 5% moving 50k 33.48 →
+/// 32.08 M instructions an update, 25% moving 20k 56.44 → 53.65 M, uniform 10k level.
 #[inline(never)]
 fn flip_scan_both_ways(
     view: View,
-    cell: &Cell,
-    range: Range<usize>,
+    cells: &[u32],
+    extent: [f32; 3],
     flips: &mut Flips,
     judge: &mut impl FnMut(u32, ObserverEnds),
 ) {
     let (me, start) = (&view.slots[flips.o as usize], view.starts[flips.o as usize]);
-    let (instance, with_z) = (cell.key[3] as u32, view.grid.with_z());
-    let every_seer = judges_every_seer(view);
-    let each = |first, bits, inside, seen_now: u64, seen_start: u64| {
-        flips.record(cell, first, bits, inside);
-        let (bits, sees) = (seen_now ^ seen_start, seen_now | seen_start);
-        judge_clean_observers(view, cell, instance, me.rules.member, first, bits, sees, judge);
-    };
-    (cell.pos).flips_both_ways(range, me.p, start, me.r2, with_z, every_seer, each);
+    let (shape, with_z, every_seer) = (flip_shape(me), view.grid.with_z(), judges_every_seer(view));
+    scan_cells(view, me, cells, extent, |cell, range| {
+        if !view.clean_observers_may_see(cell, me.rules.member) {
+            cell.pos
+                .flips(range, me.p, start, shape, with_z, |first, bits, inside| {
+                    flips.record(cell, first, bits, inside);
+                });
+            return;
+        }
+        let instance = cell.key[3] as u32;
+        let each = |first, bits, inside, seen_now: u64, seen_start: u64| {
+            flips.record(cell, first, bits, inside);
+            let (bits, sees) = (seen_now ^ seen_start, seen_now | seen_start);
+            judge_clean_observers(view, cell, instance, me.rules.member, first, bits, sees, judge);
+        };
+        (cell.pos).flips_both_ways(range, me.p, start, me.r2, with_z, every_seer, each);
+    });
 }
