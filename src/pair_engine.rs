@@ -257,6 +257,19 @@ impl PairEngine {
         enters_of(&self.scratch[..self.in_use], lists)
     }
 
+    /// The enters of the last [`Self::run`] as they are kept, in parts, in message order, unless
+    /// some part holds a [`WHOLE_LIST`](scan::WHOLE_LIST) run (then [`Self::enters`] expands them).
+    pub fn enter_parts(&self) -> Option<impl Iterator<Item = &[(u32, u32)]>> {
+        let results = &self.scratch[..self.in_use];
+        (!results.iter().any(|s| s.enters.runs)).then(|| results.iter().map(|s| &s.enters.pairs[..]))
+    }
+
+    /// The leaves of the last [`Self::run`], in parts, in message order ([`Self::leaves`]).
+    pub fn leave_parts(&self) -> impl Iterator<Item = &[(u32, u32)]> {
+        let results = &self.scratch[..self.in_use];
+        core::iter::once(&self.stopped_leaves[..]).chain(results.iter().map(|s| &s.leaves[..]))
+    }
+
     /// The seers the last [`Self::run`]'s scans recorded for the view layer ([`Seer`]), in
     /// parts; slots valid as in [`Self::enters`].
     pub fn seers(&self) -> impl Iterator<Item = &[Seer]> + Clone {

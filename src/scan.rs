@@ -100,6 +100,8 @@ pub(crate) struct Enters {
     pub pairs: Vec<(u32, u32)>,
     /// How many enters `pairs` stands for, runs expanded.
     pub count: usize,
+    /// Whether `pairs` holds a [`WHOLE_LIST`] run.
+    pub runs: bool,
 }
 
 impl Enters {
@@ -114,11 +116,13 @@ impl Enters {
     fn push_whole_list(&mut self, o: u32, len: usize) {
         self.pairs.push((o, WHOLE_LIST));
         self.count += len;
+        self.runs = true;
     }
 
     fn clear(&mut self) {
         self.pairs.clear();
         self.count = 0;
+        self.runs = false;
     }
 }
 

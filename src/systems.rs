@@ -273,9 +273,9 @@ pub(crate) fn write_messages(
     let many = || work.enters(&index_ref.lists).len().min(work.leaves().len()) >= SPLIT_MESSAGES_FROM;
     let pool = task_pool(&settings).filter(|_| many());
     let (enters, leaves) = if index_ref.owned == 0 {
-        // Every engine pair is a message: one batch at their exact count (a chained iterator
-        // would push them one by one), then the layer's (it may still have leaves of observers
-        // that were despawned).
+        // Every engine pair is a message: written straight from the engine's buffers
+        // (`write_engine_enters`), then the layer's (it may still have leaves of observers that
+        // were despawned).
         let quiet = index_ref.nothing_turned();
         join(
             pool,
@@ -312,8 +312,14 @@ type Writers<'w> = (
     MessageWriter<'w, TierChanged>,
 );
 
-/// Writes every engine enter's message in one exact-size batch, judged like [`enter_message`]
-/// (unjudged when the update is `quiet`: nothing turned); how many.
+/// Writes every engine enter's message, judged like [`enter_message`] (unjudged when the update
+/// is `quiet`: nothing turned); how many. One batch per buffer of the engine's
+/// ([`PairEngine::enter_parts`]): a slice's iterator of known length lets Bevy's buffer be
+/// written without a test per message (callgrind, one thread: uniform 10k 53.62 → 51.73 M
+/// instructions an update, 5% moving 50k 32.08 → 31.34 M; one batch over the parts chained was
+/// pushed message by message). Where some observer's enters are kept as a run over its list
+/// (as in the first update), one batch over all of them at their exact count instead: Bevy's
+/// buffer then grows once, to their number, not by doubling batch after batch.
 fn write_engine_enters(
     index: &AoiIndex,
     work: &PairEngine,
@@ -321,6 +327,20 @@ fn write_engine_enters(
     writer: &mut MessageWriter<EnterView>,
 ) -> usize {
     let mut appeared = (u32::MAX, false);
+    if let Some(parts) = work.enter_parts() {
+        return parts
+            .map(|part| {
+                let pairs = part.iter();
+                if quiet {
+                    let batch = pairs.map(|&(o, t)| enter_message::<false>(index, &mut appeared, o, t));
+                    writer.write_batch(batch).len()
+                } else {
+                    let batch = pairs.map(|&(o, t)| enter_message::<true>(index, &mut appeared, o, t));
+                    writer.write_batch(batch).len()
+                }
+            })
+            .sum();
+    }
     let enters = work.enters(&index.lists);
     if quiet {
         writer
@@ -333,23 +353,29 @@ fn write_engine_enters(
     }
 }
 
-/// Writes every engine leave's message like [`write_engine_enters`].
+/// Writes every engine leave's message like [`write_engine_enters`], a batch per buffer (a leave
+/// is never kept as a run).
 fn write_engine_leaves(
     index: &AoiIndex,
     work: &PairEngine,
     quiet: bool,
     writer: &mut MessageWriter<LeaveView>,
 ) -> usize {
-    let leaves = work.leaves();
-    if quiet {
-        writer
-            .write_batch(leaves.map(|(o, t)| leave_message::<false>(index, o, t)))
-            .len()
-    } else {
-        writer
-            .write_batch(leaves.map(|(o, t)| leave_message::<true>(index, o, t)))
-            .len()
-    }
+    let parts = work.leave_parts();
+    parts
+        .map(|part| {
+            let pairs = part.iter();
+            if quiet {
+                writer
+                    .write_batch(pairs.map(|&(o, t)| leave_message::<false>(index, o, t)))
+                    .len()
+            } else {
+                writer
+                    .write_batch(pairs.map(|&(o, t)| leave_message::<true>(index, o, t)))
+                    .len()
+            }
+        })
+        .sum()
 }
 
 /// Enters and leaves are written at once (to their own message buffers, each in its order) when
