@@ -266,8 +266,7 @@ impl PairEngine {
 
     /// The leaves of the last [`Self::run`], in parts, in message order ([`Self::leaves`]).
     pub fn leave_parts(&self) -> impl Iterator<Item = &[(u32, u32)]> {
-        let results = &self.scratch[..self.in_use];
-        core::iter::once(&self.stopped_leaves[..]).chain(results.iter().map(|s| &s.leaves[..]))
+        leave_parts_of(&self.stopped_leaves, &self.scratch[..self.in_use])
     }
 
     /// The seers the last [`Self::run`]'s scans recorded for the view layer ([`Seer`]), in
@@ -413,7 +412,11 @@ fn enters_of<'a>(results: &'a [TaskBuffers], lists: &'a [Vec<u32>]) -> Pairs<'a>
 
 /// `first`, then the leaves of the tasks' `results`, in order.
 fn leaves_of<'a>(first: &'a [(u32, u32)], results: &'a [TaskBuffers]) -> Pairs<'a> {
-    let count = first.len() + results.iter().map(|s| s.leaves.len()).sum::<usize>();
-    let parts = core::iter::once(first).chain(results.iter().map(|s| &s.leaves[..]));
-    Pairs::new(parts, &[], count)
+    let count = leave_parts_of(first, results).map(<[_]>::len).sum();
+    Pairs::new(leave_parts_of(first, results), &[], count)
+}
+
+/// [`leaves_of`] as the buffers hold them: `first`, then each task's leaves.
+fn leave_parts_of<'a>(first: &'a [(u32, u32)], results: &'a [TaskBuffers]) -> impl Iterator<Item = &'a [(u32, u32)]> {
+    core::iter::once(first).chain(results.iter().map(|s| &s.leaves[..]))
 }
