@@ -326,30 +326,24 @@ fn write_engine_enters(
     quiet: bool,
     writer: &mut MessageWriter<EnterView>,
 ) -> usize {
-    let mut appeared = (u32::MAX, false);
-    if let Some(parts) = work.enter_parts() {
-        return parts
-            .map(|part| {
-                let pairs = part.iter();
-                if quiet {
-                    let batch = pairs.map(|&(o, t)| enter_message::<false>(index, &mut appeared, o, t));
-                    writer.write_batch(batch).len()
-                } else {
-                    let batch = pairs.map(|&(o, t)| enter_message::<true>(index, &mut appeared, o, t));
-                    writer.write_batch(batch).len()
-                }
-            })
-            .sum();
-    }
-    let enters = work.enters(&index.lists);
     if quiet {
-        writer
-            .write_batch(enters.map(|(o, t)| enter_message::<false>(index, &mut appeared, o, t)))
-            .len()
+        write_enters::<false>(index, work, writer)
     } else {
-        writer
-            .write_batch(enters.map(|(o, t)| enter_message::<true>(index, &mut appeared, o, t)))
-            .len()
+        write_enters::<true>(index, work, writer)
+    }
+}
+
+/// [`write_engine_enters`], judged or not.
+fn write_enters<const JUDGED: bool>(
+    index: &AoiIndex,
+    work: &PairEngine,
+    writer: &mut MessageWriter<EnterView>,
+) -> usize {
+    let mut appeared = (u32::MAX, false);
+    let message = |(o, t)| enter_message::<JUDGED>(index, &mut appeared, o, t);
+    match work.enter_parts() {
+        Some(parts) => write_parts(writer, parts, message),
+        None => writer.write_batch(work.enters(&index.lists).map(message)).len(),
     }
 }
 
@@ -361,21 +355,24 @@ fn write_engine_leaves(
     quiet: bool,
     writer: &mut MessageWriter<LeaveView>,
 ) -> usize {
-    let parts = work.leave_parts();
-    parts
-        .map(|part| {
-            let pairs = part.iter();
-            if quiet {
-                writer
-                    .write_batch(pairs.map(|&(o, t)| leave_message::<false>(index, o, t)))
-                    .len()
-            } else {
-                writer
-                    .write_batch(pairs.map(|&(o, t)| leave_message::<true>(index, o, t)))
-                    .len()
-            }
-        })
-        .sum()
+    if quiet {
+        write_parts(writer, work.leave_parts(), |(o, t)| leave_message::<false>(index, o, t))
+    } else {
+        write_parts(writer, work.leave_parts(), |(o, t)| leave_message::<true>(index, o, t))
+    }
+}
+
+/// Writes the `message` of each pair of `parts`, a batch per part; how many.
+fn write_parts<'a, M: Message>(
+    writer: &mut MessageWriter<M>,
+    parts: impl Iterator<Item = &'a [(u32, u32)]>,
+    mut message: impl FnMut((u32, u32)) -> M,
+) -> usize {
+    let mut written = 0;
+    for part in parts {
+        written += writer.write_batch(part.iter().map(|&pair| message(pair))).len();
+    }
+    written
 }
 
 /// Enters and leaves are written at once (to their own message buffers, each in its order) when
