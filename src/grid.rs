@@ -22,6 +22,8 @@ mod window;
 pub(crate) use cell::{Cell, Member, NO_RECT};
 use cell_map::CellMap;
 use neighbours::next_door;
+#[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
+pub(crate) use positions::avx_available;
 pub(crate) use positions::{BandTest, FLIP_BATCH, FlipShape, Positions, RectBandTest};
 pub(crate) use window::Window;
 

@@ -92,8 +92,10 @@ impl Grid {
     /// windows' rounding margin so that every member the exact test may accept is in it; for the
     /// grid, the whole cell. Its ends are searched outward from index `near` (a member close to
     /// `x`: the scanning entity's own), so the cost is `O(log d)` for ends `d` members away,
-    /// touching memory around `near` rather than all over the cell.
-    #[inline]
+    /// touching memory around `near` rather than all over the cell. Always inlined: with a mere
+    /// hint, the two compilations of the both-ways flip scan (AVX and baseline) called it out of
+    /// line (callgrind, 5% moving 50k: 0.25 M instructions an update, 1.4% of them more).
+    #[inline(always)]
     pub fn slab(&self, c: u32, near: usize, x: f32, reach: f32) -> Range<usize> {
         let members = &self.cells[c as usize].members;
         if self.kind == IndexKind::Grid {

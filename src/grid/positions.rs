@@ -20,6 +20,9 @@ use super::{Member, cell::rect_of};
 mod masks;
 mod scans;
 
+#[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
+pub(crate) use masks::avx_available;
+
 /// At most this many observers' flip scans share one pass over a cell ([`Positions::flips_many`]).
 /// Measured (`PERFORMANCE.md`, stop 39; `scenario` uniform 10k, one thread, six alternating
 /// rounds, steady medians): 4 7.38 ms, 8 7.05 ms, 16 7.19 ms; crowded 2k 8 the fastest too.

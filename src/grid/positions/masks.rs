@@ -11,6 +11,14 @@ use super::{BandTest, Block, FlipShape, LANES, RectBandTest};
 #[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
 mod avx;
 
+/// Whether this CPU runs the tests' AVX forms (detected once, then read from a cached flag), so
+/// a caller may compile a whole scan for AVX and have them inlined into it.
+#[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
+#[inline(always)]
+pub(crate) fn avx_available() -> bool {
+    avx::available()
+}
+
 /// Which positions of a block a distance test reads.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum At {
@@ -91,19 +99,23 @@ pub(super) fn disc_masks<const WITH_Z: bool>(
 
 /// [`disc_masks`] of a flip scan (positions now around `now`, start positions around `start`,
 /// the observer's squared radius `r2`), then the same two with each member's own radius, from
-/// the same distances. With AVX where the CPU has it (a call per run of blocks): callgrind per
-/// update, one thread, 5% moving 10k 7.02 → 6.71 M instructions, 50k 35.12 → 33.48 M; uniform
-/// 10k and crowded 2k level; `scenario` 5% moving 50k, one thread, ten alternating runs, median
-/// 9.19 → 8.99 ms (the scan waits on memory more than on its instructions).
+/// the same distances. `AVX`: with AVX (two blocks per instruction), which the caller checked the
+/// CPU has ([`avx_available`]); it is compiled for AVX itself, so the test is inlined into its
+/// loop. Measured, with AVX as a call per run of blocks: callgrind per update, one thread, 5%
+/// moving 10k 7.02 → 6.71 M instructions, 50k 35.12 → 33.48 M; uniform 10k and crowded 2k level;
+/// `scenario` 5% moving 50k, one thread, ten alternating runs, median 9.19 → 8.99 ms (the scan
+/// waits on memory more than on its instructions). Inlined into a scan compiled for AVX (stop
+/// 69), callgrind: 5% moving 50k 31.36 → 30.30 M, 25% moving 20k 52.31 → 50.12 M; uniform 10k,
+/// crowded 2k and `sparse_huge` 50k level.
 #[inline(always)]
-pub(super) fn disc_masks_both_ways<const WITH_Z: bool>(
+pub(super) fn disc_masks_both_ways<const WITH_Z: bool, const AVX: bool>(
     blocks: &[Block],
     now: [f32; 3],
     start: [f32; 3],
     r2: f32,
 ) -> [u64; 4] {
     #[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
-    if avx::available() {
+    if AVX {
         return avx::both_ways_checked::<WITH_Z>(blocks, now, start, r2);
     }
     disc_masks_both_ways_sse::<WITH_Z>(blocks, now, start, r2)

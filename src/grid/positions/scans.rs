@@ -138,9 +138,12 @@ impl Positions {
     /// two distances per member; for a member that did not move this tick (its start position is
     /// its position, as for every clean observer) `seen_start` is [`seeing`](Self::seeing)'s test
     /// at `start_p` bit for bit.
+    ///
+    /// `AVX`: the tests take AVX's form ([`disc_masks_both_ways`]); only for a caller compiled
+    /// for AVX that checked the CPU has it ([`avx_available`](super::avx_available)).
     #[expect(clippy::too_many_arguments, reason = "the two points, the radius and what to report")]
     #[inline(always)]
-    pub fn flips_both_ways(
+    pub fn flips_both_ways<const AVX: bool>(
         &self,
         range: Range<usize>,
         now: [f32; 3],
@@ -153,9 +156,9 @@ impl Positions {
         let rects = self.rects > 0;
         self.runs(range, |start, blocks, valid| {
             let [in_now, in_start, mut seen_now, mut seen_start] = if with_z {
-                disc_masks_both_ways::<true>(blocks, now, start_p, r2)
+                disc_masks_both_ways::<true, AVX>(blocks, now, start_p, r2)
             } else {
-                disc_masks_both_ways::<false>(blocks, now, start_p, r2)
+                disc_masks_both_ways::<false, AVX>(blocks, now, start_p, r2)
             }
             .map(|mask| mask & valid);
             if rects {

@@ -1,8 +1,10 @@
 //! Tests of the blocks' four-lane tests against the scalar ones, on lattice points (many at
 //! exactly the radius) and off the plane.
 
+use core::ops::Range;
+
 use super::{
-    masks::{band_masks, flip_masks_many},
+    masks::{band_masks, disc_masks_both_ways, flip_masks_many},
     *,
 };
 use crate::{
@@ -138,9 +140,38 @@ fn seeing_reports_each_members_own_view(with_z: bool) {
     }
 }
 
+/// The forms of the both-ways tests this CPU runs: the baseline's, and AVX's where it has it.
+fn both_ways_forms() -> Vec<bool> {
+    #[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
+    if avx_available() {
+        return vec![false, true];
+    }
+    vec![false]
+}
+
+/// [`Positions::flips_both_ways`] in the form `avx` names ([`both_ways_forms`]).
+fn flips_both_ways_in(
+    avx: bool,
+    pos: &Positions,
+    range: Range<usize>,
+    (now, start, r2): ([f32; 3], [f32; 3], f32),
+    with_z: bool,
+    every_seer: bool,
+    hits: impl FnMut(usize, u64, u64, u64, u64),
+) {
+    if avx {
+        pos.flips_both_ways::<true>(range, now, start, r2, with_z, every_seer, hits);
+    } else {
+        pos.flips_both_ways::<false>(range, now, start, r2, with_z, every_seer, hits);
+    }
+}
+
 #[test]
 fn flips_both_ways_answer_as_the_scalar_view_tests_with_both_views() {
-    for with_z in [true, false] {
+    for (with_z, avx) in [true, false]
+        .into_iter()
+        .flat_map(|z| both_ways_forms().into_iter().map(move |a| (z, a)))
+    {
         // Members that did not move (start = now), as the clean observers whose view of the
         // scanning observer is tested: their own radii vary, some are rectangles, some are not
         // observers.
@@ -151,7 +182,8 @@ fn flips_both_ways_answer_as_the_scalar_view_tests_with_both_views() {
         let (now, start, r2) = ([0.0, 0.0, 0.0], [1.0, -2.0, 0.0], 9.0);
         for range in [0..150, 1..100, 64..65] {
             let mut got = Vec::new();
-            pos.flips_both_ways(range.clone(), now, start, r2, with_z, true, |first, f, i, sn, ss| {
+            let ends = (now, start, r2);
+            flips_both_ways_in(avx, &pos, range.clone(), ends, with_z, true, |first, f, i, sn, ss| {
                 for j in 0..64 {
                     let bit = |m: u64| (m >> j) & 1 != 0;
                     if range.contains(&(first + j)) && (bit(f) || bit(sn) || bit(ss)) {
@@ -176,8 +208,8 @@ fn flips_both_ways_answer_as_the_scalar_view_tests_with_both_views() {
                 .collect();
             assert_eq!(
                 got, want,
-                "with_z {with_z}: the observer's flips and the members' own views of it at both points \
-                 should be the scalar tests' answers, every seer reported"
+                "with_z {with_z}, AVX {avx}: the observer's flips and the members' own views of it at \
+                 both points should be the scalar tests' answers, every seer reported"
             );
         }
     }
@@ -187,13 +219,16 @@ fn flips_both_ways_answer_as_the_scalar_view_tests_with_both_views() {
     (seer.p, seer.start_p) = ([0.5, 0.0, 0.0], [0.5, 0.0, 0.0]);
     let mut pos = Positions::default();
     pos.push(&seer);
-    for every_seer in [false, true] {
+    for (every_seer, avx) in [false, true]
+        .into_iter()
+        .flat_map(|e| both_ways_forms().into_iter().map(move |a| (e, a)))
+    {
         let mut runs = 0;
-        pos.flips_both_ways(
+        flips_both_ways_in(
+            avx,
+            &pos,
             0..1,
-            [0.0; 3],
-            [1.0, -2.0, 0.0],
-            9.0,
+            ([0.0; 3], [1.0, -2.0, 0.0], 9.0),
             false,
             every_seer,
             |_, f, _, sn, ss| {
@@ -472,6 +507,33 @@ fn the_batch_tests_answer_alike_with_avx_and_without() {
                  on the instruction set",
                 run.len()
             );
+        }
+    }
+}
+
+#[test]
+fn the_both_ways_tests_answer_alike_with_avx_and_without() {
+    // Every run (even and odd numbers of blocks), stale lanes included; on a CPU without AVX
+    // there is only the baseline's form.
+    for (with_z, len) in BATCH_WORLDS {
+        let (pos, _) = batch_world(with_z, len);
+        for run in pos.blocks.chunks(MASK_BITS / LANES) {
+            let (now, start, r2) = ([0.5, -0.5, 0.0], [1.5, 0.5, 0.0], 16.0);
+            let masks = |avx| match (with_z, avx) {
+                (true, true) => disc_masks_both_ways::<true, true>(run, now, start, r2),
+                (true, false) => disc_masks_both_ways::<true, false>(run, now, start, r2),
+                (false, true) => disc_masks_both_ways::<false, true>(run, now, start, r2),
+                (false, false) => disc_masks_both_ways::<false, false>(run, now, start, r2),
+            };
+            for avx in both_ways_forms() {
+                assert_eq!(
+                    masks(avx),
+                    masks(false),
+                    "with_z {with_z}, {len} members, a run of {} blocks: the both-ways masks should \
+                     not depend on the instruction set",
+                    run.len()
+                );
+            }
         }
     }
 }

@@ -211,6 +211,7 @@ pub(super) fn both_ways_checked<const WITH_Z: bool>(
 /// computed once and compared with the observer's `r2` and the members' own; the last block alone
 /// by the SSE test when they are odd.
 #[target_feature(enable = "avx")]
+#[inline]
 fn both_ways8<const WITH_Z: bool>(blocks: &[Block], now: [f32; 3], start: [f32; 3], r2: f32) -> [u64; 4] {
     let (paired, odd) = blocks.split_at(blocks.len() & !1);
     let mut masks = [0u64; 4];
