@@ -44,6 +44,12 @@ pub(super) fn flip_masks_checked<const WITH_Z: bool>(
 /// [`flip_masks_checked`]'s work, compiled for AVX: one call per run of blocks for all the
 /// observers, two blocks at a time, the last one alone when they are odd. Plain loops rather
 /// than `array::map`, which is not compiled for AVX and was called out of line for every block.
+///
+/// Like every test here, it builds its masks from the last pair of blocks down, shifting them
+/// eight bits a pair, rather than shifting each pair's bits by its place: no shift by a count
+/// that has to be worked out and moved into place each time (callgrind, one thread, uniform
+/// 10k 51.78 → 50.51 M instructions an update; the both-ways test, 5% moving 50k 30.30 →
+/// 29.86 M).
 #[target_feature(enable = "avx")]
 fn flip_masks<const WITH_Z: bool>(
     blocks: &[Block],
@@ -72,18 +78,17 @@ fn disc_masks8<const WITH_Z: bool>(
     r2: f32,
 ) -> (u64, u64) {
     let (mut in_now, mut in_start) = (0u64, 0u64);
-    let r2_8 = _mm256_set1_ps(r2);
-    for (k, pair) in paired.chunks_exact(2).enumerate() {
-        let (lo, hi) = (&pair[0], &pair[1]);
-        let shift = k * 2 * LANES;
-        let within = |d| u64::from(_mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d, r2_8)) as u32) << shift;
-        in_now |= within(distance8::<WITH_Z>(&lo.now, &hi.now, now));
-        in_start |= within(distance8::<WITH_Z>(&lo.start, &hi.start, start));
-    }
     if let [block] = odd {
-        let (r2, shift) = ([r2; LANES], paired.len() * LANES);
-        in_now |= u64::from(lanes_within::<WITH_Z>(&block.now, now, &r2)) << shift;
-        in_start |= u64::from(lanes_within::<WITH_Z>(&block.start, start, &r2)) << shift;
+        let r2 = [r2; LANES];
+        in_now = u64::from(lanes_within::<WITH_Z>(&block.now, now, &r2));
+        in_start = u64::from(lanes_within::<WITH_Z>(&block.start, start, &r2));
+    }
+    let r2_8 = _mm256_set1_ps(r2);
+    let within = |d| u64::from(_mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d, r2_8)) as u8);
+    for pair in paired.chunks_exact(2).rev() {
+        let (lo, hi) = (&pair[0], &pair[1]);
+        in_now = in_now << (2 * LANES) | within(distance8::<WITH_Z>(&lo.now, &hi.now, now));
+        in_start = in_start << (2 * LANES) | within(distance8::<WITH_Z>(&lo.start, &hi.start, start));
     }
     (in_now, in_start)
 }
@@ -106,18 +111,15 @@ fn rect_masks8(paired: &[Block], odd: &[Block], now: [f32; 3], start: [f32; 3], 
             _mm256_cmp_ps::<_CMP_LE_OQ>(off(0), hw),
             _mm256_cmp_ps::<_CMP_LE_OQ>(off(1), hh),
         );
-        u64::from(_mm256_movemask_ps(_mm256_and_ps(in_x, in_y)) as u32)
+        u64::from(_mm256_movemask_ps(_mm256_and_ps(in_x, in_y)) as u8)
     };
-    for (k, pair) in paired.chunks_exact(2).enumerate() {
-        let (lo, hi) = (&pair[0], &pair[1]);
-        let shift = k * 2 * LANES;
-        in_now |= inside(&lo.now, &hi.now, now) << shift;
-        in_start |= inside(&lo.start, &hi.start, start) << shift;
-    }
     if let [block] = odd {
-        let (odd_now, odd_start) = rect_masks(core::slice::from_ref(block), now, start, half);
-        let shift = paired.len() * LANES;
-        (in_now, in_start) = (in_now | odd_now << shift, in_start | odd_start << shift);
+        (in_now, in_start) = rect_masks(core::slice::from_ref(block), now, start, half);
+    }
+    for pair in paired.chunks_exact(2).rev() {
+        let (lo, hi) = (&pair[0], &pair[1]);
+        in_now = in_now << (2 * LANES) | inside(&lo.now, &hi.now, now);
+        in_start = in_start << (2 * LANES) | inside(&lo.start, &hi.start, start);
     }
     (in_now, in_start)
 }
@@ -154,20 +156,6 @@ fn band_masks8<const WITH_Z: bool>(
 ) -> (u64, u64) {
     let (paired, odd) = blocks.split_at(blocks.len() & !1);
     let (mut flips, mut crossings) = (0u64, 0u64);
-    let grown8 = _mm256_set1_ps(grown);
-    for (k, pair) in paired.chunks_exact(2).enumerate() {
-        let (lo, hi) = (&pair[0], &pair[1]);
-        let d_now = distance8::<WITH_Z>(&lo.now, &hi.now, now);
-        let d_start = distance8::<WITH_Z>(&lo.start, &hi.start, start);
-        let within = |d, r2| _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d, r2)) as u32;
-        let differs = |r2| within(d_now, r2) ^ within(d_start, r2);
-        let crossed = bounds
-            .iter()
-            .fold(0, |crossed, &b| crossed | differs(_mm256_set1_ps(b)));
-        let shift = k * 2 * LANES;
-        flips |= u64::from(differs(grown8)) << shift;
-        crossings |= u64::from(crossed) << shift;
-    }
     if let [block] = odd {
         let test = BandTest {
             now,
@@ -176,11 +164,20 @@ fn band_masks8<const WITH_Z: bool>(
             bounds,
         };
         let (flipped, crossed) = lanes_crossing::<WITH_Z>(block, test);
-        let shift = paired.len() * LANES;
-        (flips, crossings) = (
-            flips | u64::from(flipped) << shift,
-            crossings | u64::from(crossed) << shift,
-        );
+        (flips, crossings) = (u64::from(flipped), u64::from(crossed));
+    }
+    let grown8 = _mm256_set1_ps(grown);
+    for pair in paired.chunks_exact(2).rev() {
+        let (lo, hi) = (&pair[0], &pair[1]);
+        let d_now = distance8::<WITH_Z>(&lo.now, &hi.now, now);
+        let d_start = distance8::<WITH_Z>(&lo.start, &hi.start, start);
+        let within = |d, r2| _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d, r2)) as u8;
+        let differs = |r2| within(d_now, r2) ^ within(d_start, r2);
+        let crossed = bounds
+            .iter()
+            .fold(0, |crossed, &b| crossed | differs(_mm256_set1_ps(b)));
+        flips = flips << (2 * LANES) | u64::from(differs(grown8));
+        crossings = crossings << (2 * LANES) | u64::from(crossed);
     }
     (flips, crossings)
 }
@@ -214,25 +211,25 @@ pub(super) fn both_ways_checked<const WITH_Z: bool>(
 #[inline]
 fn both_ways8<const WITH_Z: bool>(blocks: &[Block], now: [f32; 3], start: [f32; 3], r2: f32) -> [u64; 4] {
     let (paired, odd) = blocks.split_at(blocks.len() & !1);
-    let mut masks = [0u64; 4];
+    let mut masks = match odd {
+        [block] => super::disc_masks_both_ways_sse::<WITH_Z>(core::slice::from_ref(block), now, start, r2),
+        _ => [0; 4],
+    };
     let r2_8 = _mm256_set1_ps(r2);
-    for (k, pair) in paired.chunks_exact(2).enumerate() {
+    for pair in paired.chunks_exact(2).rev() {
         let (lo, hi) = (&pair[0], &pair[1]);
         let own = _mm256_set_m128(load(&hi.r2), load(&lo.r2));
         let d_now = distance8::<WITH_Z>(&lo.now, &hi.now, now);
         let d_start = distance8::<WITH_Z>(&lo.start, &hi.start, start);
-        let within = |d, r2| u64::from(_mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d, r2)) as u32);
-        let shift = k * 2 * LANES;
-        masks[0] |= within(d_now, r2_8) << shift;
-        masks[1] |= within(d_start, r2_8) << shift;
-        masks[2] |= within(d_now, own) << shift;
-        masks[3] |= within(d_start, own) << shift;
-    }
-    if let [block] = odd {
-        let odd_masks = super::disc_masks_both_ways_sse::<WITH_Z>(core::slice::from_ref(block), now, start, r2);
-        let shift = paired.len() * LANES;
-        for (mask, bits) in masks.iter_mut().zip(odd_masks) {
-            *mask |= bits << shift;
+        let within = |d, r2| u64::from(_mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d, r2)) as u8);
+        let bits = [
+            within(d_now, r2_8),
+            within(d_start, r2_8),
+            within(d_now, own),
+            within(d_start, own),
+        ];
+        for (mask, bits) in masks.iter_mut().zip(bits) {
+            *mask = *mask << (2 * LANES) | bits;
         }
     }
     masks
