@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 
 use bevy_ecs::entity::Entity;
 
+mod avx_twins;
 mod flip;
 mod target;
 

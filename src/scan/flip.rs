@@ -7,11 +7,11 @@
 use bevy_ecs::entity::Entity;
 
 use super::{
-    Enters, TaskBuffers, View, ask_for, each_lane, scan_cells,
+    Enters, TaskBuffers, View, ask_for,
+    avx_twins::avx_twins,
+    each_lane, scan_cells,
     target::{ObserverEnds, judge_clean_observers, judge_into, judges_every_seer},
 };
-#[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
-use crate::grid::avx_available;
 use crate::{
     components::merge_targets,
     grid::{BandTest, Cell, FLIP_BATCH, FlipShape, RectBandTest},
@@ -74,6 +74,37 @@ pub(super) fn flip_scan(
     }
 }
 
+avx_twins! {
+    /// [`flip_scan_batch`]'s tests: observer `i`'s runs of members with a flip, of each of
+    /// `cells`, go to row `i` of `runs` (rows of `row` runs), `counts[i]` of them (every run is
+    /// written, and kept by counting it only if it flips: no branch on the answers). Where the CPU
+    /// has AVX, compiled for it ([`avx_twins`]), so the AVX tests of each run of blocks are
+    /// inlined into this loop rather than called for each run: callgrind, one thread, uniform 10k
+    /// 50.49 → 49.82 M instructions an update, crowded 2k 59.09 → 58.68 M, 5% moving 50k level.
+    fn batch_runs / batch_runs_avx / batch_runs_portable(
+        view: View,
+        views: &[([f32; 3], [f32; 3], FlipShape)],
+        cells: &[u32],
+        runs: &mut [FlipRun],
+        row: usize,
+        counts: &mut [usize; FLIP_BATCH],
+    ) {
+        let with_z = view.grid.with_z();
+        for &c in cells {
+            let cell = &view.grid.cells[c as usize];
+            cell.pos.flips_many::<AVX>(views, with_z, |i, first, bits, inside| {
+                runs[i * row + counts[i]] = FlipRun {
+                    cell: c,
+                    first: first as u32,
+                    bits,
+                    inside,
+                };
+                counts[i] += usize::from(bits != 0);
+            });
+        }
+    }
+}
+
 /// Whether a changed observer's scan may share its passes over the cells with others of its
 /// group ([`flip_scan_batch`]): it steps, and it takes the plain flip scan (it does not judge
 /// clean observers as a target in any of the group's cells, `any_clean` saying whether one
@@ -121,19 +152,7 @@ pub(super) fn flip_scan_batch(
         runs.resize(FLIP_BATCH * row, FlipRun::default());
     }
     let mut counts = [0usize; FLIP_BATCH];
-    let with_z = view.grid.with_z();
-    for &c in cells {
-        let cell = &view.grid.cells[c as usize];
-        cell.pos.flips_many(views, with_z, |i, first, bits, inside| {
-            runs[i * row + counts[i]] = FlipRun {
-                cell: c,
-                first: first as u32,
-                bits,
-                inside,
-            };
-            counts[i] += usize::from(bits != 0);
-        });
-    }
+    batch_runs(view, views, cells, &mut runs, row, &mut counts);
     // As the group's own loop does, the lists and sets of the observers ahead are asked for while
     // an observer's flips are recorded, but two ahead (the first observer asks for the second's
     // too), `next` after the last: measured against one ahead (`scenario` uniform 50k, one
@@ -418,92 +437,47 @@ impl Flips<'_> {
     }
 }
 
-/// A flip scan's tests of the members of `cells` within `extent` for a stepping disc observer
-/// that also scans as a target
-/// ([`Slot::flip_scans_as_target`](crate::slot::Slot::flip_scans_as_target)): its flips go to
-/// `flips`; in the cells where clean observers may see it, the clean observers whose view of it
-/// flips, judged as [`target`](super::target()) would, go to `judge` (elsewhere its flips alone
-/// are tested, as the plain flip scan tests them). Its work is out of line, so the plain flip
-/// scan's loop stays as small as it was (inlined, uniform 10k ran 2.6% more instructions with nothing to
-/// judge). One call for all the cells, so what it sets up before its loops (about a hundred
-/// instructions) is not repeated for each cell: callgrind, one thread, 5% moving 50k 33.48 →
-/// 32.08 M instructions an update, 25% moving 20k 56.44 → 53.65 M, uniform 10k level.
-///
-/// Where the CPU has AVX the whole scan is compiled for it (`both_ways_avx`), so the AVX test of
-/// each run of blocks is inlined into its loop rather than called: callgrind, one thread, 5%
-/// moving 50k 31.36 → 30.30 M instructions an update, 25% moving 20k 52.31 → 50.12 M, uniform
-/// 10k level.
-#[inline(always)]
-fn flip_scan_both_ways(
-    view: View,
-    cells: &[u32],
-    extent: [f32; 3],
-    flips: &mut Flips,
-    judge: &mut impl FnMut(u32, ObserverEnds),
-) {
-    #[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
-    if avx_available() {
-        #[expect(
-            unsafe_code,
-            reason = "a scan compiled for AVX, called after the CPU was checked for it: see \
-                      `flip_scan_both_ways`"
-        )]
-        // SAFETY: `avx_available()` said this CPU has the AVX instructions the scan is compiled
-        // with.
-        unsafe {
-            both_ways_avx(view, cells, extent, flips, judge);
-        }
-        return;
+avx_twins! {
+    /// A flip scan's tests of the members of `cells` within `extent` for a stepping disc observer
+    /// that also scans as a target
+    /// ([`Slot::flip_scans_as_target`](crate::slot::Slot::flip_scans_as_target)): its flips go to
+    /// `flips`; in the cells where clean observers may see it, the clean observers whose view of
+    /// it flips, judged as [`target`](super::target()) would, go to `judge` (elsewhere its flips
+    /// alone are tested, as the plain flip scan tests them). Its work is out of line, so the
+    /// plain flip scan's loop stays as small as it was (inlined, uniform 10k ran 2.6% more
+    /// instructions with nothing to judge). One call for all the cells, so what it sets up
+    /// before its loops (about a hundred instructions) is not repeated for each cell: callgrind,
+    /// one thread, 5% moving 50k 33.48 → 32.08 M instructions an update, 25% moving 20k 56.44 →
+    /// 53.65 M, uniform 10k level.
+    ///
+    /// Where the CPU has AVX the whole scan is compiled for it ([`avx_twins`]), so the AVX test
+    /// of each run of blocks is inlined into its loop rather than called: callgrind, one thread,
+    /// 5% moving 50k 31.36 → 30.30 M instructions an update, 25% moving 20k 52.31 → 50.12 M,
+    /// uniform 10k level.
+    fn flip_scan_both_ways / both_ways_avx / both_ways_portable(
+        view: View,
+        cells: &[u32],
+        extent: [f32; 3],
+        flips: &mut Flips,
+        judge: &mut impl FnMut(u32, ObserverEnds),
+    ) {
+        let (me, start) = (&view.slots[flips.o as usize], view.starts[flips.o as usize]);
+        let (shape, with_z, every_seer) = (flip_shape(me), view.grid.with_z(), judges_every_seer(view));
+        scan_cells(view, me, cells, extent, |cell, range| {
+            if !view.clean_observers_may_see(cell, me.rules.member) {
+                cell.pos
+                    .flips(range, me.p, start, shape, with_z, |first, bits, inside| {
+                        flips.record(cell, first, bits, inside);
+                    });
+                return;
+            }
+            let instance = cell.key[3] as u32;
+            let each = |first, bits, inside, seen_now: u64, seen_start: u64| {
+                flips.record(cell, first, bits, inside);
+                let (bits, sees) = (seen_now ^ seen_start, seen_now | seen_start);
+                judge_clean_observers(view, cell, instance, me.rules.member, first, bits, sees, judge);
+            };
+            (cell.pos).flips_both_ways::<AVX>(range, me.p, start, me.r2, with_z, every_seer, each);
+        });
     }
-    both_ways_portable(view, cells, extent, flips, judge);
 }
-
-/// Defines [`flip_scan_both_ways`]'s work as a function `$name` with `$attr`, so each of its two
-/// compilations is written once: a closure inherits the target features of the function it is
-/// written in, not of one it is inlined into (written in one `#[inline(always)]` function
-/// called from both, the AVX copy's closures stayed out of line and uncompiled for AVX:
-/// callgrind, 5% moving 50k, 31.36 → 32.60 M instructions an update).
-macro_rules! both_ways_cells {
-    ($(#[$attr:meta])* $name:ident, avx: $avx:literal) => {
-        $(#[$attr])*
-        fn $name(
-            view: View,
-            cells: &[u32],
-            extent: [f32; 3],
-            flips: &mut Flips,
-            judge: &mut impl FnMut(u32, ObserverEnds),
-        ) {
-            let (me, start) = (&view.slots[flips.o as usize], view.starts[flips.o as usize]);
-            let (shape, with_z, every_seer) = (flip_shape(me), view.grid.with_z(), judges_every_seer(view));
-            scan_cells(view, me, cells, extent, |cell, range| {
-                if !view.clean_observers_may_see(cell, me.rules.member) {
-                    cell.pos
-                        .flips(range, me.p, start, shape, with_z, |first, bits, inside| {
-                            flips.record(cell, first, bits, inside);
-                        });
-                    return;
-                }
-                let instance = cell.key[3] as u32;
-                let each = |first, bits, inside, seen_now: u64, seen_start: u64| {
-                    flips.record(cell, first, bits, inside);
-                    let (bits, sees) = (seen_now ^ seen_start, seen_now | seen_start);
-                    judge_clean_observers(view, cell, instance, me.rules.member, first, bits, sees, judge);
-                };
-                (cell.pos).flips_both_ways::<$avx>(range, me.p, start, me.r2, with_z, every_seer, each);
-            });
-        }
-    };
-}
-
-both_ways_cells!(
-    /// [`flip_scan_both_ways`]'s work compiled for AVX (the CPU checked by the caller).
-    #[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
-    #[target_feature(enable = "avx")]
-    both_ways_avx, avx: true
-);
-
-both_ways_cells!(
-    /// [`flip_scan_both_ways`]'s work for the `x86_64` baseline (and other architectures).
-    #[inline(never)]
-    both_ways_portable, avx: false
-);

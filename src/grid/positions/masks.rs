@@ -150,15 +150,16 @@ fn disc_masks_both_ways_sse<const WITH_Z: bool>(blocks: &[Block], now: [f32; 3],
 /// (recomputes, target scans) stay on SSE: through AVX, a call per run of blocks for one
 /// observer, they were no faster where everything moves and slower at 5% moving (callgrind, 20k,
 /// 13.32 → 14.06 M instructions). A flip scan judging clean observers, with its four masks a run
-/// ([`disc_masks_both_ways`]), gains from AVX even so.
+/// ([`disc_masks_both_ways`]), gains from AVX even so. `AVX`: with AVX, which the caller checked
+/// the CPU has ([`avx_available`]), compiled for AVX itself so the tests are inlined into it.
 #[inline(always)]
-pub(super) fn flip_masks_many<const WITH_Z: bool>(
+pub(super) fn flip_masks_many<const WITH_Z: bool, const AVX: bool>(
     blocks: &[Block],
     views: &[([f32; 3], [f32; 3], FlipShape)],
     masks: &mut [(u64, u64)],
 ) {
     #[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
-    if avx::available() {
+    if AVX {
         avx::flip_masks_checked::<WITH_Z>(blocks, views, masks);
         return;
     }

@@ -106,8 +106,11 @@ impl Positions {
     /// of blocks brought into cache once for all of them: `views[i]` is observer `i`'s position
     /// now, its start position and its view; calls `hits(i, start, flips, inside)` for each run
     /// and observer `i`, also where `flips` is 0 (the caller records without a branch).
+    ///
+    /// `AVX`: the tests take AVX's form ([`flip_masks_many`]); only for a caller compiled for AVX
+    /// that checked the CPU has it ([`avx_available`](super::avx_available)).
     #[inline(always)]
-    pub fn flips_many(
+    pub fn flips_many<const AVX: bool>(
         &self,
         views: &[([f32; 3], [f32; 3], FlipShape)],
         with_z: bool,
@@ -117,9 +120,9 @@ impl Positions {
         let masks = &mut masks[..views.len()];
         self.runs(0..self.len(), |start, blocks, valid| {
             if with_z {
-                flip_masks_many::<true>(blocks, views, masks);
+                flip_masks_many::<true, AVX>(blocks, views, masks);
             } else {
-                flip_masks_many::<false>(blocks, views, masks);
+                flip_masks_many::<false, AVX>(blocks, views, masks);
             }
             for (i, &(in_now, in_start)) in masks.iter().enumerate() {
                 let (in_now, in_start) = (in_now & valid, in_start & valid);

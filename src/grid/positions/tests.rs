@@ -140,8 +140,8 @@ fn seeing_reports_each_members_own_view(with_z: bool) {
     }
 }
 
-/// The forms of the both-ways tests this CPU runs: the baseline's, and AVX's where it has it.
-fn both_ways_forms() -> Vec<bool> {
+/// The forms of the flip scans' tests this CPU runs (`AVX` false, then true where it has AVX).
+fn avx_forms() -> Vec<bool> {
     #[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
     if avx_available() {
         return vec![false, true];
@@ -149,7 +149,7 @@ fn both_ways_forms() -> Vec<bool> {
     vec![false]
 }
 
-/// [`Positions::flips_both_ways`] in the form `avx` names ([`both_ways_forms`]).
+/// [`Positions::flips_both_ways`] in the form `avx` names ([`avx_forms`]).
 fn flips_both_ways_in(
     avx: bool,
     pos: &Positions,
@@ -170,7 +170,7 @@ fn flips_both_ways_in(
 fn flips_both_ways_answer_as_the_scalar_view_tests_with_both_views() {
     for (with_z, avx) in [true, false]
         .into_iter()
-        .flat_map(|z| both_ways_forms().into_iter().map(move |a| (z, a)))
+        .flat_map(|z| avx_forms().into_iter().map(move |a| (z, a)))
     {
         // Members that did not move (start = now), as the clean observers whose view of the
         // scanning observer is tested: their own radii vary, some are rectangles, some are not
@@ -221,7 +221,7 @@ fn flips_both_ways_answer_as_the_scalar_view_tests_with_both_views() {
     pos.push(&seer);
     for (every_seer, avx) in [false, true]
         .into_iter()
-        .flat_map(|e| both_ways_forms().into_iter().map(move |a| (e, a)))
+        .flat_map(|e| avx_forms().into_iter().map(move |a| (e, a)))
     {
         let mut runs = 0;
         flips_both_ways_in(
@@ -343,9 +343,19 @@ fn flips_many_answers_as_each_observers_own(with_z: bool, len: usize) {
     for n in [1, 2, FLIP_BATCH] {
         let views = &all[..n];
         let mut got = vec![Vec::new(); n];
-        pos.flips_many(views, with_z, |i, first, f, inside| {
+        pos.flips_many::<false>(views, with_z, |i, first, f, inside| {
             got[i].extend(flips_of(first, f, inside));
         });
+        if avx_forms().contains(&true) {
+            let mut with_avx = vec![Vec::new(); n];
+            pos.flips_many::<true>(views, with_z, |i, first, f, inside| {
+                with_avx[i].extend(flips_of(first, f, inside));
+            });
+            assert_eq!(
+                with_avx, got,
+                "with_z {with_z}, {len} members: AVX should find the same flips"
+            );
+        }
         for (i, &(now, start, shape)) in views.iter().enumerate() {
             let mut want = Vec::new();
             pos.flips(0..len, now, start, shape, with_z, |first, f, inside| {
@@ -492,21 +502,28 @@ fn the_batch_tests_answer_alike_with_avx_and_without() {
     for (with_z, len) in BATCH_WORLDS {
         let (pos, views) = batch_world(with_z, len);
         for run in pos.blocks.chunks(MASK_BITS / LANES) {
-            let (mut chosen, mut sse) = ([(0, 0); FLIP_BATCH], [(0, 0); FLIP_BATCH]);
+            let mut sse = [(0, 0); FLIP_BATCH];
             if with_z {
-                flip_masks_many::<true>(run, &views, &mut chosen);
                 masks::flip_masks_many_sse::<true>(run, &views, &mut sse);
             } else {
-                flip_masks_many::<false>(run, &views, &mut chosen);
                 masks::flip_masks_many_sse::<false>(run, &views, &mut sse);
             }
-            assert_eq!(
-                chosen,
-                sse,
-                "with_z {with_z}, {len} members, a run of {} blocks: the masks should not depend \
-                 on the instruction set",
-                run.len()
-            );
+            for avx in avx_forms() {
+                let mut chosen = [(0, 0); FLIP_BATCH];
+                match (with_z, avx) {
+                    (true, true) => flip_masks_many::<true, true>(run, &views, &mut chosen),
+                    (true, false) => flip_masks_many::<true, false>(run, &views, &mut chosen),
+                    (false, true) => flip_masks_many::<false, true>(run, &views, &mut chosen),
+                    (false, false) => flip_masks_many::<false, false>(run, &views, &mut chosen),
+                }
+                assert_eq!(
+                    chosen,
+                    sse,
+                    "with_z {with_z}, AVX {avx}, {len} members, a run of {} blocks: the masks \
+                     should not depend on the instruction set",
+                    run.len()
+                );
+            }
         }
     }
 }
@@ -525,7 +542,7 @@ fn the_both_ways_tests_answer_alike_with_avx_and_without() {
                 (false, true) => disc_masks_both_ways::<false, true>(run, now, start, r2),
                 (false, false) => disc_masks_both_ways::<false, false>(run, now, start, r2),
             };
-            for avx in both_ways_forms() {
+            for avx in avx_forms() {
                 assert_eq!(
                     masks(avx),
                     masks(false),
