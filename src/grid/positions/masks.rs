@@ -1,10 +1,11 @@
 //! The distance and rectangle tests of [`Positions`](super::Positions), a run of blocks at a
 //! time: each block's four members tested by one vector instruction per step (SSE on `x86_64`,
 //! a scalar loop with the same arithmetic elsewhere), the answers gathered into one bit per
-//! member. The batched flip scans' tests ([`flip_masks_many`]) take two blocks per instruction
-//! where the CPU has AVX ([`avx`]), chosen at run time. Built with `--cfg bevy_aoi_portable`
-//! (in `RUSTFLAGS`), `x86_64` takes the scalar forms too, as other architectures do, which is how
-//! CI tests them (`.ci/run`).
+//! member. The batched flip scans' tests ([`flip_masks_many`]) and the both-ways tests
+//! ([`disc_masks_both_ways`]) take two blocks per instruction where the CPU has AVX ([`avx`]),
+//! chosen at run time by their callers, which are compiled for AVX then
+//! (`scan/avx_twins.rs`). Built with `--cfg bevy_aoi_portable` (in `RUSTFLAGS`), `x86_64` takes
+//! the scalar forms too, as other architectures do, which is how CI tests them (`.ci/run`).
 
 use super::{BandTest, Block, FlipShape, LANES, RectBandTest};
 
