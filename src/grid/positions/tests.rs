@@ -497,7 +497,7 @@ fn the_band_tests_answer_alike_with_avx_and_without() {
 
 #[test]
 fn the_batch_tests_answer_alike_with_avx_and_without() {
-    // On a CPU without AVX both are the SSE tests; with it, the AVX tests against the SSE ones,
+    // Each form this CPU runs (only the baseline's on a CPU without AVX) against the SSE tests,
     // every run (even and odd numbers of blocks), stale lanes included.
     for (with_z, len) in BATCH_WORLDS {
         let (pos, views) = batch_world(with_z, len);

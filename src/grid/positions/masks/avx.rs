@@ -43,8 +43,8 @@ pub(super) fn flip_masks_checked<const WITH_Z: bool>(
 
 /// [`flip_masks_checked`]'s work, compiled for AVX: a run of blocks for all the observers (inlined
 /// into the batched flip scans' AVX compilation), two blocks at a time, the last one alone when
-/// they are odd. Plain loops rather
-/// than `array::map`, which is not compiled for AVX and was called out of line for every block.
+/// they are odd. Plain loops rather than `array::map`, which is not compiled for AVX and was
+/// called out of line for every block.
 ///
 /// Like every test here, it builds its masks from the last pair of blocks down, shifting them
 /// eight bits a pair, rather than shifting each pair's bits by its place: no shift by a count
