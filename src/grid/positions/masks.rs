@@ -139,7 +139,8 @@ fn disc_masks_both_ways_sse<const WITH_Z: bool>(blocks: &[Block], now: [f32; 3],
 
 /// The masks of a flip scan for several observers at once ([`disc_masks`] of a disc, [`rect_masks`]
 /// of a rectangle): `views[i]` is observer `i`'s position now, its start position and its view;
-/// `masks[i]` gets its two masks (members inside its view now, at the start). The run's blocks (at
+/// `masks(i, in_now, in_start)` gets its two masks (members inside its view now, at the start),
+/// each observer's as soon as they are known. The run's blocks (at
 /// most 2.5 kB) come from memory once, for the first observer, and stay in cache for the others;
 /// each observer passes over them with its values and its masks in registers. Measured against a
 /// pass over the blocks that tested each block for every observer in turn (stop 54; its observers'
@@ -157,7 +158,7 @@ fn disc_masks_both_ways_sse<const WITH_Z: bool>(blocks: &[Block], now: [f32; 3],
 pub(super) fn flip_masks_many<const WITH_Z: bool, const AVX: bool>(
     blocks: &[Block],
     views: &[([f32; 3], [f32; 3], FlipShape)],
-    masks: &mut [(u64, u64)],
+    masks: impl FnMut(usize, u64, u64),
 ) {
     #[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
     if AVX {
@@ -172,10 +173,11 @@ pub(super) fn flip_masks_many<const WITH_Z: bool, const AVX: bool>(
 pub(super) fn flip_masks_many_sse<const WITH_Z: bool>(
     blocks: &[Block],
     views: &[([f32; 3], [f32; 3], FlipShape)],
-    masks: &mut [(u64, u64)],
+    mut masks: impl FnMut(usize, u64, u64),
 ) {
-    for (out, &(now, start, shape)) in masks.iter_mut().zip(views) {
-        *out = flip_masks::<WITH_Z>(blocks, now, start, shape);
+    for (i, &(now, start, shape)) in views.iter().enumerate() {
+        let (in_now, in_start) = flip_masks::<WITH_Z>(blocks, now, start, shape);
+        masks(i, in_now, in_start);
     }
 }
 

@@ -313,9 +313,15 @@ type FlipView = ([f32; 3], [f32; 3], FlipShape);
 /// removed again, and a batch of observers.
 fn batch_world(with_z: bool, len: usize) -> (Positions, Vec<FlipView>) {
     let mut members = stepping_points(150, with_z);
-    // The last members removed again: their lanes keep stale values that would flip.
-    for m in &mut members[len..] {
-        (m.p, m.start_p) = ([0.0, 1.0, 0.0], [30.0, 30.0, 0.0]);
+    // The last members removed again: their lanes keep stale values that would flip, entering
+    // (inside the views now) and leaving (inside them at the start).
+    for (i, m) in members[len..].iter_mut().enumerate() {
+        let (inside, outside) = ([0.0, 1.0, 0.0], [30.0, 30.0, 0.0]);
+        (m.p, m.start_p) = if i % 2 == 0 {
+            (inside, outside)
+        } else {
+            (outside, inside)
+        };
     }
     let mut pos = Positions::default();
     pos.rebuild(&members);
@@ -495,6 +501,11 @@ fn the_band_tests_answer_alike_with_avx_and_without() {
     }
 }
 
+/// Where the batch's tests put observer `i`'s two masks: `masks[i]`.
+fn into_masks(masks: &mut [(u64, u64); FLIP_BATCH]) -> impl FnMut(usize, u64, u64) + '_ {
+    move |i, in_now, in_start| masks[i] = (in_now, in_start)
+}
+
 #[test]
 fn the_batch_tests_answer_alike_with_avx_and_without() {
     // Each form this CPU runs (only the baseline's on a CPU without AVX) against the SSE tests,
@@ -504,17 +515,18 @@ fn the_batch_tests_answer_alike_with_avx_and_without() {
         for run in pos.blocks.chunks(MASK_BITS / LANES) {
             let mut sse = [(0, 0); FLIP_BATCH];
             if with_z {
-                masks::flip_masks_many_sse::<true>(run, &views, &mut sse);
+                masks::flip_masks_many_sse::<true>(run, &views, into_masks(&mut sse));
             } else {
-                masks::flip_masks_many_sse::<false>(run, &views, &mut sse);
+                masks::flip_masks_many_sse::<false>(run, &views, into_masks(&mut sse));
             }
             for avx in avx_forms() {
                 let mut chosen = [(0, 0); FLIP_BATCH];
+                let got = into_masks(&mut chosen);
                 match (with_z, avx) {
-                    (true, true) => flip_masks_many::<true, true>(run, &views, &mut chosen),
-                    (true, false) => flip_masks_many::<true, false>(run, &views, &mut chosen),
-                    (false, true) => flip_masks_many::<false, true>(run, &views, &mut chosen),
-                    (false, false) => flip_masks_many::<false, false>(run, &views, &mut chosen),
+                    (true, true) => flip_masks_many::<true, true>(run, &views, got),
+                    (true, false) => flip_masks_many::<true, false>(run, &views, got),
+                    (false, true) => flip_masks_many::<false, true>(run, &views, got),
+                    (false, false) => flip_masks_many::<false, false>(run, &views, got),
                 }
                 assert_eq!(
                     chosen,

@@ -19,14 +19,14 @@ pub(super) fn available() -> bool {
 }
 
 /// [`flip_masks_many`](super::flip_masks_many) with AVX: for each observer of `views` (its
-/// position now, at the start of the tick, and its view), its masks over `blocks` in `masks`
+/// position now, at the start of the tick, and its view), its masks over `blocks` to `masks`
 /// (members inside its view now, at the start), eight members per instruction. The caller has
 /// checked [`available`].
 #[inline(always)]
 pub(super) fn flip_masks_checked<const WITH_Z: bool>(
     blocks: &[Block],
     views: &[([f32; 3], [f32; 3], FlipShape)],
-    masks: &mut [(u64, u64)],
+    masks: impl FnMut(usize, u64, u64),
 ) {
     debug_assert!(available(), "AVX should be detected before its masks are asked for");
     #[expect(
@@ -56,14 +56,15 @@ pub(super) fn flip_masks_checked<const WITH_Z: bool>(
 fn flip_masks<const WITH_Z: bool>(
     blocks: &[Block],
     views: &[([f32; 3], [f32; 3], FlipShape)],
-    masks: &mut [(u64, u64)],
+    mut masks: impl FnMut(usize, u64, u64),
 ) {
     let (paired, odd) = blocks.split_at(blocks.len() & !1);
-    for (out, &(now, start, shape)) in masks.iter_mut().zip(views) {
-        *out = match shape {
+    for (i, &(now, start, shape)) in views.iter().enumerate() {
+        let (in_now, in_start) = match shape {
             FlipShape::Disc(r2) => disc_masks8::<WITH_Z>(paired, odd, now, start, r2),
             FlipShape::Rect(half) => rect_masks8(paired, odd, now, start, half),
         };
+        masks(i, in_now, in_start);
     }
 }
 
