@@ -101,8 +101,8 @@ pub(super) fn disc_masks<const WITH_Z: bool>(
 /// [`disc_masks`] of a flip scan (positions now around `now`, start positions around `start`,
 /// the observer's squared radius `r2`), then the same two with each member's own radius, from
 /// the same distances. `AVX`: with AVX (two blocks per instruction), which the caller checked the
-/// CPU has ([`avx_available`]); it is compiled for AVX itself, so the test is inlined into its
-/// loop. Measured, with AVX as a call per run of blocks: callgrind per update, one thread, 5%
+/// CPU has ([`avx_available`]); the caller is compiled for AVX itself, so the test is inlined into
+/// its loop. Measured, with AVX as a call per run of blocks: callgrind per update, one thread, 5%
 /// moving 10k 7.02 → 6.71 M instructions, 50k 35.12 → 33.48 M; uniform 10k and crowded 2k level;
 /// `scenario` 5% moving 50k, one thread, ten alternating runs, median 9.19 → 8.99 ms (the scan
 /// waits on memory more than on its instructions). Inlined into a scan compiled for AVX (stop
@@ -140,13 +140,13 @@ fn disc_masks_both_ways_sse<const WITH_Z: bool>(blocks: &[Block], now: [f32; 3],
 /// The masks of a flip scan for several observers at once ([`disc_masks`] of a disc, [`rect_masks`]
 /// of a rectangle): `views[i]` is observer `i`'s position now, its start position and its view;
 /// `masks(i, in_now, in_start)` gets its two masks (members inside its view now, at the start),
-/// each observer's as soon as they are known. The run's blocks (at
-/// most 2.5 kB) come from memory once, for the first observer, and stay in cache for the others;
-/// each observer passes over them with its values and its masks in registers. Measured against a
-/// pass over the blocks that tested each block for every observer in turn (stop 54; its observers'
-/// values fetched and spread over the lanes again for every block, its masks kept in memory):
-/// callgrind per update, uniform 10k, one thread, 65.65 → 60.74 M instructions; `scenario` uniform
-/// 50k, one thread, four alternating runs: 30.3–31.6 → 29.0–29.9 ms. With AVX, two blocks per
+/// each observer's as soon as they are known. The run's blocks (at most 2.5 kB) come from memory
+/// once, for the first observer, and stay in cache for the others; each observer passes over them
+/// with its values and its masks in registers. Measured against a pass over the blocks that tested
+/// each block for every observer in turn (stop 54; its observers' values fetched and spread over
+/// the lanes again for every block, its masks kept in memory): callgrind per update, uniform 10k,
+/// one thread, 65.65 → 60.74 M instructions; `scenario` uniform 50k, one thread, four alternating
+/// runs: 30.3–31.6 → 29.0–29.9 ms. With AVX, two blocks per
 /// instruction ([`avx`]): callgrind 60.74 → 54.37 M instructions, `scenario` uniform 50k one
 /// thread, four alternating runs, 29.3–30.4 → 28.3–29.0 ms. The single observers' tests
 /// (recomputes, target scans) stay on SSE: through AVX, a call per run of blocks for one
