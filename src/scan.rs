@@ -26,7 +26,7 @@ pub(crate) use target::target;
 use crate::{
     components::{merge_targets, reserve_with_headroom},
     config::IndexKind,
-    grid::{Cell, FLIP_BATCH, Grid, Member},
+    grid::{Cell, FLIP_BATCH, Grid, Member, SpreadViews},
     index::{AoiIndex, Seer, Touches},
     prefetch::prefetch,
     slot::{OldView, Slot},
@@ -68,6 +68,8 @@ pub(crate) struct TaskBuffers {
     pub band_scanned: Vec<u32>,
     /// The runs with flips of a batch of flip scans, by observer ([`flip_scan_batch`]).
     flip_runs: Vec<FlipRun>,
+    /// The values of a batch of flip scans' observers spread for the AVX tests.
+    spread_views: SpreadViews,
 }
 
 impl TaskBuffers {

@@ -75,6 +75,82 @@ pub(crate) enum FlipShape {
     Rect([f32; 2]),
 }
 
+/// An observer of a batched flip scan: its position now, at the start of the tick, and its view.
+pub(crate) type FlipView = ([f32; 3], [f32; 3], FlipShape);
+
+/// The lanes of an AVX vector: two blocks.
+const SPREAD: usize = 2 * LANES;
+
+/// The observers of a batched flip scan ([`Positions::flips_many`]), at most [`FLIP_BATCH`], and
+/// for the AVX tests each value of theirs spread over the lanes of a vector, once for the whole
+/// batch rather than for each run of blocks it tests ([`SpreadViews::spread`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FlipViews<'a> {
+    views: &'a [FlipView],
+    /// Observer `i`'s position now (three axes), at the start of the tick (three) and its squared
+    /// radius, each [`SPREAD`] times over; only where the CPU has AVX and every view is a disc,
+    /// else empty.
+    #[cfg_attr(
+        any(not(target_arch = "x86_64"), bevy_aoi_portable),
+        expect(dead_code, reason = "read by the AVX tests only")
+    )]
+    lanes: &'a [[[f32; SPREAD]; 7]],
+}
+
+impl FlipViews<'_> {
+    /// The observers' views, in order.
+    #[inline(always)]
+    pub fn views(&self) -> &[FlipView] {
+        self.views
+    }
+}
+
+/// The buffer that [`FlipViews`] spread their values into, kept between batches.
+#[derive(Debug, Default)]
+pub(crate) struct SpreadViews(Vec<[[f32; SPREAD]; 7]>);
+
+impl SpreadViews {
+    /// The batch of `views` (at most [`FLIP_BATCH`]), its discs' values spread into this buffer
+    /// if the CPU has AVX and every view is a disc (the AVX tests take the others one by one,
+    /// from `views`).
+    pub fn spread<'a>(&'a mut self, views: &'a [FlipView]) -> FlipViews<'a> {
+        debug_assert!(
+            views.len() <= FLIP_BATCH,
+            "a flip batch should hold at most {FLIP_BATCH} observers"
+        );
+        self.0.clear();
+        #[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
+        if avx_available() {
+            self.spread_discs(views);
+        }
+        FlipViews { views, lanes: &self.0 }
+    }
+
+    /// Spreads the values of `views` into this buffer if every one is a disc, else leaves it
+    /// empty.
+    #[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
+    fn spread_discs(&mut self, views: &[FlipView]) {
+        // Written out rather than by `array::map`, which was called out of line.
+        let spread = |v: f32| [v; SPREAD];
+        let discs = views.iter().map_while(|&(now, start, shape)| match shape {
+            FlipShape::Disc(r2) => Some([
+                spread(now[0]),
+                spread(now[1]),
+                spread(now[2]),
+                spread(start[0]),
+                spread(start[1]),
+                spread(start[2]),
+                spread(r2),
+            ]),
+            FlipShape::Rect(_) => None,
+        });
+        self.0.extend(discs);
+        if self.0.len() < views.len() {
+            self.0.clear();
+        }
+    }
+}
+
 /// A moving observer's band test ([`Positions::band_crossings`]): where it is now and where it was
 /// at the start of the tick, its grown view's squared radius, and the squared distances of its
 /// quiet bands' bounds within that view.

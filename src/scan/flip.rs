@@ -14,7 +14,7 @@ use super::{
 };
 use crate::{
     components::merge_targets,
-    grid::{BandTest, Cell, FLIP_BATCH, FlipShape, RectBandTest},
+    grid::{BandTest, Cell, FLIP_BATCH, FlipShape, FlipViews, RectBandTest},
     index::{BandEdge, QuietBands, Seer, TIER_BOUNDS, Touches},
     lists::remove_seen,
     slot::Slot,
@@ -83,7 +83,7 @@ avx_twins! {
     /// 50.49 → 49.82 M instructions an update, crowded 2k 59.09 → 58.68 M, 5% moving 50k level.
     fn batch_runs / batch_runs_avx / batch_runs_portable(
         view: View,
-        views: &[([f32; 3], [f32; 3], FlipShape)],
+        views: FlipViews,
         cells: &[u32],
         runs: &mut [FlipRun],
         row: usize,
@@ -143,7 +143,7 @@ pub(super) fn flip_scan_batch(
         let me = &view.slots[o as usize];
         *v = (me.p, view.starts[o as usize], flip_shape(me));
     }
-    let views = &views[..os.len()];
+    let views = scratch.spread_views.spread(&views[..os.len()]);
     // Row `i` of `runs` holds observer `i`'s runs of members with a flip, `counts[i]` of them:
     // every run is written, and kept by counting it only if it flips (no branch on the answers).
     let row: usize = cells.iter().map(|&c| view.grid.cells[c as usize].pos.run_count()).sum();

@@ -7,7 +7,7 @@
 //! (`scan/avx_twins.rs`). Built with `--cfg bevy_aoi_portable` (in `RUSTFLAGS`), `x86_64` takes
 //! the scalar forms too, as other architectures do, which is how CI tests them (`.ci/run`).
 
-use super::{BandTest, Block, FlipShape, LANES, RectBandTest};
+use super::{BandTest, Block, FlipShape, FlipView, FlipViews, LANES, RectBandTest};
 
 #[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
 mod avx;
@@ -146,7 +146,10 @@ fn disc_masks_both_ways_sse<const WITH_Z: bool>(blocks: &[Block], now: [f32; 3],
 /// each block for every observer in turn (stop 54; its observers' values fetched and spread over
 /// the lanes again for every block, its masks kept in memory): callgrind per update, uniform 10k,
 /// one thread, 65.65 → 60.74 M instructions; `scenario` uniform 50k, one thread, four alternating
-/// runs: 30.3–31.6 → 29.0–29.9 ms. With AVX, two blocks per
+/// runs: 30.3–31.6 → 29.0–29.9 ms. With AVX and discs only, that other order came back and paid
+/// (stop 70, [`avx`]'s `discs_pair_by_pair`): the values spread once for the batch
+/// ([`FlipViews`]), each pair of blocks loaded once for all the observers, each mask written a
+/// byte a pair. With AVX, two blocks per
 /// instruction ([`avx`]): callgrind 60.74 → 54.37 M instructions, `scenario` uniform 50k one
 /// thread, four alternating runs, 29.3–30.4 → 28.3–29.0 ms. The single observers' tests
 /// (recomputes, target scans) stay on SSE: through AVX, a call per run of blocks for one
@@ -157,7 +160,7 @@ fn disc_masks_both_ways_sse<const WITH_Z: bool>(blocks: &[Block], now: [f32; 3],
 #[inline(always)]
 pub(super) fn flip_masks_many<const WITH_Z: bool, const AVX: bool>(
     blocks: &[Block],
-    views: &[([f32; 3], [f32; 3], FlipShape)],
+    views: FlipViews,
     masks: impl FnMut(usize, u64, u64),
 ) {
     #[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
@@ -165,14 +168,14 @@ pub(super) fn flip_masks_many<const WITH_Z: bool, const AVX: bool>(
         avx::flip_masks_checked::<WITH_Z>(blocks, views, masks);
         return;
     }
-    flip_masks_many_sse::<WITH_Z>(blocks, views, masks);
+    flip_masks_many_sse::<WITH_Z>(blocks, views.views(), masks);
 }
 
 /// [`flip_masks_many`] without AVX: [`flip_masks`] of each observer in turn.
 #[inline(always)]
 pub(super) fn flip_masks_many_sse<const WITH_Z: bool>(
     blocks: &[Block],
-    views: &[([f32; 3], [f32; 3], FlipShape)],
+    views: &[FlipView],
     mut masks: impl FnMut(usize, u64, u64),
 ) {
     for (i, &(now, start, shape)) in views.iter().enumerate() {

@@ -8,7 +8,7 @@ use super::masks::{
     At, Radius, band_masks, disc_mask, disc_masks, disc_masks_both_ways, flip_masks, flip_masks_many, own_rect_masks,
     rect_band_masks,
 };
-use super::{BandTest, Block, FlipShape, LANES, MASK_BITS, Positions, RectBandTest};
+use super::{BandTest, Block, FlipShape, FlipViews, LANES, MASK_BITS, Positions, RectBandTest};
 
 impl Positions {
     /// Calls `hits(start, mask)` for each run of up to [`MASK_BITS`] members from `start` (`start`
@@ -103,18 +103,19 @@ impl Positions {
     }
 
     /// [`flips`](Self::flips) of up to [`FLIP_BATCH`](super::FLIP_BATCH) observers over all the
-    /// members, each run of blocks brought into cache once for all of them: `views[i]` is
-    /// observer `i`'s position now, its start position and its view; calls `hits(i, start, flips,
-    /// inside)` for each run and observer `i`, as soon as its masks are known (not through a
-    /// buffer of the run's masks: callgrind, one thread, uniform 10k 49.82 → 48.67 M
-    /// instructions an update), also where `flips` is 0 (the caller records without a branch).
+    /// members, each run of blocks brought into cache once for all of them: view `i` of `views`
+    /// is observer `i`'s position now, its start position and its view; calls `hits(i, start,
+    /// flips, inside)` for each run and observer `i`, as soon as its masks are known (observer by
+    /// observer, not through a buffer of the run's masks: callgrind, one thread, uniform 10k
+    /// 49.82 → 48.67 M instructions an update; AVX's test of discs pair by pair knows them all
+    /// at the end of the run), also where `flips` is 0 (the caller records without a branch).
     ///
     /// `AVX`: the tests take AVX's form ([`flip_masks_many`]); only for a caller compiled for AVX
     /// that checked the CPU has it ([`avx_available`](super::avx_available)).
     #[inline(always)]
     pub fn flips_many<const AVX: bool>(
         &self,
-        views: &[([f32; 3], [f32; 3], FlipShape)],
+        views: FlipViews,
         with_z: bool,
         mut hits: impl FnMut(usize, usize, u64, u64),
     ) {

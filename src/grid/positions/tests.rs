@@ -306,9 +306,6 @@ fn flips_of(first: usize, flips: u64, inside: u64) -> impl Iterator<Item = (usiz
         .map(move |j| (first + j, (inside >> j) & 1 != 0))
 }
 
-/// A batched flip scan's observer: its position now, at the start of the tick, and its view.
-type FlipView = ([f32; 3], [f32; 3], FlipShape);
-
 /// The members of [`points`] with start positions a lattice step away, the last `150 - len`
 /// removed again, and a batch of observers.
 fn batch_world(with_z: bool, len: usize) -> (Positions, Vec<FlipView>) {
@@ -344,17 +341,29 @@ fn batch_world(with_z: bool, len: usize) -> (Positions, Vec<FlipView>) {
     (pos, all)
 }
 
+/// The batches the batch tests try of a world's observers: as they are (discs and rectangles,
+/// which AVX tests one by one), and with every rectangle a disc (which AVX tests pair of blocks
+/// by pair of blocks, every observer in turn).
+fn batches(all: &[FlipView]) -> [Vec<FlipView>; 2] {
+    let discs = all.iter().map(|&(now, start, shape)| match shape {
+        FlipShape::Rect([hw, hh]) => (now, start, FlipShape::Disc(hw * hw + hh)),
+        disc => (now, start, disc),
+    });
+    [all.to_vec(), discs.collect()]
+}
+
 fn flips_many_answers_as_each_observers_own(with_z: bool, len: usize) {
     let (pos, all) = batch_world(with_z, len);
-    for n in [1, 2, FLIP_BATCH] {
-        let views = &all[..n];
+    let mut spread = SpreadViews::default();
+    for (batch, n) in batches(&all).iter().flat_map(|b| [1, 2, FLIP_BATCH].map(|n| (b, n))) {
+        let views = &batch[..n];
         let mut got = vec![Vec::new(); n];
-        pos.flips_many::<false>(views, with_z, |i, first, f, inside| {
+        pos.flips_many::<false>(spread.spread(views), with_z, |i, first, f, inside| {
             got[i].extend(flips_of(first, f, inside));
         });
         if avx_forms().contains(&true) {
             let mut with_avx = vec![Vec::new(); n];
-            pos.flips_many::<true>(views, with_z, |i, first, f, inside| {
+            pos.flips_many::<true>(spread.spread(views), with_z, |i, first, f, inside| {
                 with_avx[i].extend(flips_of(first, f, inside));
             });
             assert_eq!(
@@ -510,23 +519,27 @@ fn into_masks(masks: &mut [(u64, u64); FLIP_BATCH]) -> impl FnMut(usize, u64, u6
 fn the_batch_tests_answer_alike_with_avx_and_without() {
     // Each form this CPU runs (only the baseline's on a CPU without AVX) against the SSE tests,
     // every run (even and odd numbers of blocks), stale lanes included.
+    let mut spread = SpreadViews::default();
     for (with_z, len) in BATCH_WORLDS {
-        let (pos, views) = batch_world(with_z, len);
-        for run in pos.blocks.chunks(MASK_BITS / LANES) {
+        let (pos, all) = batch_world(with_z, len);
+        for (views, run) in batches(&all)
+            .iter()
+            .flat_map(|b| pos.blocks.chunks(MASK_BITS / LANES).map(move |r| (b, r)))
+        {
             let mut sse = [(0, 0); FLIP_BATCH];
             if with_z {
-                masks::flip_masks_many_sse::<true>(run, &views, into_masks(&mut sse));
+                masks::flip_masks_many_sse::<true>(run, views, into_masks(&mut sse));
             } else {
-                masks::flip_masks_many_sse::<false>(run, &views, into_masks(&mut sse));
+                masks::flip_masks_many_sse::<false>(run, views, into_masks(&mut sse));
             }
             for avx in avx_forms() {
                 let mut chosen = [(0, 0); FLIP_BATCH];
                 let got = into_masks(&mut chosen);
                 match (with_z, avx) {
-                    (true, true) => flip_masks_many::<true, true>(run, &views, got),
-                    (true, false) => flip_masks_many::<true, false>(run, &views, got),
-                    (false, true) => flip_masks_many::<false, true>(run, &views, got),
-                    (false, false) => flip_masks_many::<false, false>(run, &views, got),
+                    (true, true) => flip_masks_many::<true, true>(run, spread.spread(views), got),
+                    (true, false) => flip_masks_many::<true, false>(run, spread.spread(views), got),
+                    (false, true) => flip_masks_many::<false, true>(run, spread.spread(views), got),
+                    (false, false) => flip_masks_many::<false, false>(run, spread.spread(views), got),
                 }
                 assert_eq!(
                     chosen,
