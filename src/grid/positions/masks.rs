@@ -138,20 +138,20 @@ fn disc_masks_both_ways_sse<const WITH_Z: bool>(blocks: &[Block], now: [f32; 3],
 }
 
 /// The masks of a flip scan for several observers at once ([`disc_masks`] of a disc, [`rect_masks`]
-/// of a rectangle): `views[i]` is observer `i`'s position now, its start position and its view;
-/// `masks(i, in_now, in_start)` gets its two masks (members inside its view now, at the start),
-/// each observer's as soon as they are known. The run's blocks (at most 2.5 kB) come from memory
-/// once, for the first observer, and stay in cache for the others; each observer passes over them
-/// with its values and its masks in registers. Measured against a pass over the blocks that tested
-/// each block for every observer in turn (stop 54; its observers' values fetched and spread over
-/// the lanes again for every block, its masks kept in memory): callgrind per update, uniform 10k,
-/// one thread, 65.65 → 60.74 M instructions; `scenario` uniform 50k, one thread, four alternating
-/// runs: 30.3–31.6 → 29.0–29.9 ms. With AVX and discs only, that other order came back and paid
-/// (stop 70, [`avx`]'s `discs_pair_by_pair`): the values spread once for the batch
+/// of a rectangle): view `i` of `views` is observer `i`'s position now, its start position and its
+/// view; `masks(i, in_now, in_start)` gets its two masks (members inside its view now, at the
+/// start). The run's blocks (at most 2.5 kB) come from memory once, for the first observer, and
+/// stay in cache for the others; each observer passes over them with its values and its masks in
+/// registers, its masks handed on as soon as they are known. Measured against a pass over the
+/// blocks that tested each block for every observer in turn (stop 54; its observers' values
+/// fetched and spread over the lanes again for every block, its masks kept in memory): callgrind
+/// per update, uniform 10k, one thread, 65.65 → 60.74 M instructions; `scenario` uniform 50k, one
+/// thread, four alternating runs: 30.3–31.6 → 29.0–29.9 ms. With AVX, two blocks per instruction
+/// ([`avx`]): callgrind 60.74 → 54.37 M instructions, `scenario` uniform 50k one thread, four
+/// alternating runs, 29.3–30.4 → 28.3–29.0 ms. With AVX and discs only, the other order came back
+/// and paid (stop 70, [`avx`]'s `discs_pair_by_pair`): the values spread once for the batch
 /// ([`FlipViews`]), each pair of blocks loaded once for all the observers, each mask written a
-/// byte a pair. With AVX, two blocks per
-/// instruction ([`avx`]): callgrind 60.74 → 54.37 M instructions, `scenario` uniform 50k one
-/// thread, four alternating runs, 29.3–30.4 → 28.3–29.0 ms. The single observers' tests
+/// byte a pair, all the masks handed on at the end of the run. The single observers' tests
 /// (recomputes, target scans) stay on SSE: through AVX, a call per run of blocks for one
 /// observer, they were no faster where everything moves and slower at 5% moving (callgrind, 20k,
 /// 13.32 → 14.06 M instructions). A flip scan judging clean observers, with its four masks a run
