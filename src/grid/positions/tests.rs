@@ -342,14 +342,18 @@ fn batch_world(with_z: bool, len: usize) -> (Positions, Vec<FlipView>) {
 }
 
 /// The batches the batch tests try of a world's observers: as they are (discs and rectangles,
-/// which AVX tests one by one), and with every rectangle a disc (which AVX tests pair of blocks
-/// by pair of blocks, every observer in turn).
-fn batches(all: &[FlipView]) -> [Vec<FlipView>; 2] {
+/// which AVX tests one by one), with every rectangle a disc and with every disc a rectangle
+/// (which AVX tests pair of blocks by pair of blocks, every observer in turn).
+fn batches(all: &[FlipView]) -> [Vec<FlipView>; 3] {
     let discs = all.iter().map(|&(now, start, shape)| match shape {
         FlipShape::Rect([hw, hh]) => (now, start, FlipShape::Disc(hw * hw + hh)),
         disc => (now, start, disc),
     });
-    [all.to_vec(), discs.collect()]
+    let rects = all.iter().map(|&(now, start, shape)| match shape {
+        FlipShape::Disc(r2) => (now, start, FlipShape::Rect([r2.sqrt(), 1.0 + r2 / 4.0])),
+        rect => (now, start, rect),
+    });
+    [all.to_vec(), discs.collect(), rects.collect()]
 }
 
 fn flips_many_answers_as_each_observers_own(with_z: bool, len: usize) {

@@ -11,8 +11,8 @@ use core::arch::x86_64::{
     _mm256_sub_ps,
 };
 
-use super::{BandTest, Block, FlipShape, FlipViews, LANES, lanes_crossing};
-use crate::grid::positions::{FLIP_BATCH, MASK_BITS, SPREAD};
+use super::{At, BandTest, Block, FlipShape, FlipViews, LANES, lanes_crossing};
+use crate::grid::positions::{FLIP_BATCH, MASK_BITS, SPREAD, Spread, SpreadView};
 
 /// Whether this CPU has AVX (detected once, then read from a cached flag).
 #[inline(always)]
@@ -45,9 +45,9 @@ pub(super) fn flip_masks_checked<const WITH_Z: bool>(
 
 /// [`flip_masks_checked`]'s work, compiled for AVX: a run of blocks for all the observers (inlined
 /// into the batched flip scans' AVX compilation), two blocks at a time, the last one alone when
-/// they are odd: pair by pair for all the observers when every view is a disc
-/// ([`discs_pair_by_pair`]), else observer by observer. Plain loops rather than `array::map`,
-/// which is not compiled for AVX and was called out of line for every block.
+/// they are odd: pair by pair for all the observers when the views are all discs or all
+/// rectangles ([`pair_by_pair`]), else observer by observer. Plain loops rather than
+/// `array::map`, which is not compiled for AVX and was called out of line for every block.
 ///
 /// The tests of one observer over the blocks build their masks from the last pair of blocks
 /// down, shifting them eight bits a pair, rather than shifting each pair's bits by its place: no
@@ -58,9 +58,10 @@ pub(super) fn flip_masks_checked<const WITH_Z: bool>(
 #[inline]
 fn flip_masks<const WITH_Z: bool>(blocks: &[Block], views: FlipViews, mut masks: impl FnMut(usize, u64, u64)) {
     let (paired, odd) = blocks.split_at(blocks.len() & !1);
-    if !views.lanes.is_empty() {
-        discs_pair_by_pair::<WITH_Z>(paired, odd, views.lanes, masks);
-        return;
+    match views.spread {
+        Spread::Discs(spread) => return pair_by_pair::<WITH_Z, false>(paired, odd, spread, masks),
+        Spread::Rects(spread) => return pair_by_pair::<WITH_Z, true>(paired, odd, spread, masks),
+        Spread::Not => {}
     }
     for (i, (now, start, shape)) in views.views().iter().enumerate() {
         let (in_now, in_start) = match shape {
@@ -71,24 +72,24 @@ fn flip_masks<const WITH_Z: bool>(blocks: &[Block], views: FlipViews, mut masks:
     }
 }
 
-/// The masks of a batch of discs (`lanes`: [`FlipViews::lanes`]) over a run of blocks, pair by
+/// The masks of a batch of discs, or (`RECT`) of rectangles, over a run of blocks, pair by
 /// pair: each pair's members loaded once and tested against every observer in turn (its values
-/// read from `lanes`, spread once for the batch), its bits stored as one byte of the observer's
-/// mask; the `odd` last block in both halves of a vector (its four bits kept).
+/// read from `spread`, [`Spread`] once for the batch), its bits stored as one byte of the
+/// observer's mask; the `odd` last block in both halves of a vector (its four bits kept).
 ///
 /// Observer by observer, each pair's members were loaded and put together again for every
 /// observer (8 of the 29 instructions per pair and observer); pair by pair, 21. Callgrind per
 /// update, one thread: uniform 10k 47.79 → 44.86 M instructions, crowded 2k 57.48 → 53.14 M,
 /// `--tiers` 160.98 → 157.43 M, 25% moving 20k 49.29 → 48.62 M, 5% moving 50k 29.88 → 29.48 M;
-/// `--rect` 59.48 → 59.63 M (its batches hold rectangles, tested observer by observer as before).
+/// `--rect` 59.48 → 59.63 M (its batches then still tested observer by observer).
 /// With four observers an iteration: uniform 10k 43.96 M, crowded 2k 51.78 M, `--tiers`
-/// 156.29 M.
+/// 156.29 M. Rectangles so too (stop 71): `--rect` 59.57 → 53.80 M, uniform 10k 44.23 M.
 #[target_feature(enable = "avx")]
 #[inline]
-fn discs_pair_by_pair<const WITH_Z: bool>(
+fn pair_by_pair<const WITH_Z: bool, const RECT: bool>(
     paired: &[Block],
     odd: &[Block],
-    lanes: &[[[f32; SPREAD]; 7]],
+    spread: &[SpreadView],
     mut masks: impl FnMut(usize, u64, u64),
 ) {
     const PAIRS: usize = MASK_BITS / SPREAD;
@@ -98,41 +99,65 @@ fn discs_pair_by_pair<const WITH_Z: bool>(
     );
     // Observer `i`'s masks now and at the start, a byte a pair of blocks.
     let mut bytes = [[[0u8; PAIRS]; 2]; FLIP_BATCH];
-    let bytes = &mut bytes[..lanes.len()];
-    let within = |d, r2| _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d, r2)) as u8;
-    let point = |v: &[[f32; SPREAD]; 7], first: usize| [load8(&v[first]), load8(&v[first + 1]), load8(&v[first + 2])];
+    let bytes = &mut bytes[..spread.len()];
+    let inside = |m, v: &SpreadView, at| view_bits::<WITH_Z, RECT>(m, v, at);
     for (k, pair) in paired.chunks_exact(2).enumerate() {
         let (lo, hi) = (&pair[0], &pair[1]);
         let (now, start) = (members8(&lo.now, &hi.now), members8(&lo.start, &hi.start));
-        let test = |v: &[[f32; SPREAD]; 7], b: &mut [[u8; PAIRS]; 2]| {
-            b[0][k] = within(distances8::<WITH_Z>(now, point(v, 0)), load8(&v[6]));
-            b[1][k] = within(distances8::<WITH_Z>(start, point(v, 3)), load8(&v[6]));
+        let test = |v: &SpreadView, b: &mut [[u8; PAIRS]; 2]| {
+            b[0][k] = inside(now, v, At::Now);
+            b[1][k] = inside(start, v, At::Start);
         };
         // Four observers an iteration, the loop's own instructions shared (callgrind, uniform
         // 10k: 44.86 M an update one at a time, 44.26 M two, 43.96 M four).
-        let whole = lanes.len() & !3;
-        let (four_lanes, four_bytes) = (lanes[..whole].chunks_exact(4), bytes[..whole].chunks_exact_mut(4));
-        for (v, b) in four_lanes.zip(four_bytes) {
+        let whole = spread.len() & !3;
+        let (four_views, four_bytes) = (spread[..whole].chunks_exact(4), bytes[..whole].chunks_exact_mut(4));
+        for (v, b) in four_views.zip(four_bytes) {
             test(&v[0], &mut b[0]);
             test(&v[1], &mut b[1]);
             test(&v[2], &mut b[2]);
             test(&v[3], &mut b[3]);
         }
-        for (v, b) in lanes[whole..].iter().zip(&mut bytes[whole..]) {
+        for (v, b) in spread[whole..].iter().zip(&mut bytes[whole..]) {
             test(v, b);
         }
     }
     if let [block] = odd {
         let k = paired.len() / 2;
-        for (v, b) in lanes.iter().zip(bytes.iter_mut()) {
-            let (now, start, r2) = (point(v, 0), point(v, 3), load8(&v[6]));
-            b[0][k] = within(distance8::<WITH_Z>(&block.now, &block.now, now), r2) & ONE_BLOCK as u8;
-            b[1][k] = within(distance8::<WITH_Z>(&block.start, &block.start, start), r2) & ONE_BLOCK as u8;
+        let (now, start) = (members8(&block.now, &block.now), members8(&block.start, &block.start));
+        for (v, b) in spread.iter().zip(bytes.iter_mut()) {
+            b[0][k] = inside(now, v, At::Now) & ONE_BLOCK as u8;
+            b[1][k] = inside(start, v, At::Start) & ONE_BLOCK as u8;
         }
     }
-    for (i, [in_now, in_start]) in bytes.iter().enumerate() {
+    // Counted against `FLIP_BATCH` so the caller's arrays of a batch need no bounds check.
+    for (i, [in_now, in_start]) in (0..FLIP_BATCH).zip(bytes.iter()) {
         masks(i, u64::from_le_bytes(*in_now), u64::from_le_bytes(*in_start));
     }
+}
+
+/// Bit `j` set when member `j` of the eight (`m`, per axis: [`members8`]) is inside the view of
+/// `v` (a disc's, or with `RECT` a rectangle's, [`SpreadView`]) around its own point at the same
+/// end of the tick as the members' positions (`at`: now, or at the start).
+#[target_feature(enable = "avx")]
+#[inline]
+fn view_bits<const WITH_Z: bool, const RECT: bool>(m: [__m256; 3], v: &SpreadView, at: At) -> u8 {
+    let within = |inside| _mm256_movemask_ps(inside) as u8;
+    let end = match at {
+        At::Now => 0,
+        At::Start => 1,
+    };
+    if RECT {
+        let abs = _mm256_castsi256_ps(_mm256_set1_epi32(i32::MAX));
+        let first = 2 * end;
+        let off = |axis: usize| _mm256_and_ps(_mm256_sub_ps(m[axis], load8(&v[first + axis])), abs);
+        let in_x = _mm256_cmp_ps::<_CMP_LE_OQ>(off(0), load8(&v[4]));
+        let in_y = _mm256_cmp_ps::<_CMP_LE_OQ>(off(1), load8(&v[5]));
+        return within(_mm256_and_ps(in_x, in_y));
+    }
+    let first = 3 * end;
+    let p = [load8(&v[first]), load8(&v[first + 1]), load8(&v[first + 2])];
+    within(_mm256_cmp_ps::<_CMP_LE_OQ>(distances8::<WITH_Z>(m, p), load8(&v[6])))
 }
 
 /// One disc observer's two masks over the `paired` blocks, eight members per instruction, and
