@@ -87,6 +87,7 @@ const SPREAD: usize = 2 * LANES;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FlipViews<'a> {
     views: &'a [FlipView],
+    /// The views' values spread for the AVX tests, if they were.
     #[cfg_attr(
         any(not(target_arch = "x86_64"), bevy_aoi_portable),
         expect(dead_code, reason = "read by the AVX tests only")
@@ -126,8 +127,9 @@ pub(crate) enum Spread<'a> {
 }
 
 /// The buffer that [`FlipViews`] spread their values into, kept between batches: room for a
-/// whole batch, written in place (a `Vec` extended by an iterator of [`SpreadView`]s moved each
-/// one through the stack: callgrind, uniform 10k, 2.3 M instructions an update to spread).
+/// whole batch, written in place. A `Vec` extended by an iterator of [`SpreadView`]s for discs
+/// and rectangles moved each one through the stack: callgrind, uniform 10k, 48.08 M instructions
+/// an update, against 44.42 M written in place.
 #[derive(Debug)]
 pub(crate) struct SpreadViews(
     #[cfg_attr(

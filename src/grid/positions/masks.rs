@@ -151,12 +151,13 @@ fn disc_masks_both_ways_sse<const WITH_Z: bool>(blocks: &[Block], now: [f32; 3],
 /// alternating runs, 29.3–30.4 → 28.3–29.0 ms. With AVX and discs only, the other order came back
 /// and paid (stop 70, [`avx`]'s `pair_by_pair`; rectangles only too since stop 71): the values
 /// spread once for the batch ([`FlipViews`]), each pair of blocks loaded once for all the
-/// observers, each mask written a byte a pair, all the masks handed on at the end of the run. The single observers' tests
-/// (recomputes, target scans) stay on SSE: through AVX, a call per run of blocks for one
-/// observer, they were no faster where everything moves and slower at 5% moving (callgrind, 20k,
-/// 13.32 → 14.06 M instructions). A flip scan judging clean observers, with its four masks a run
-/// ([`disc_masks_both_ways`]), gains from AVX even so. `AVX`: with AVX, which the caller checked
-/// the CPU has ([`avx_available`]), compiled for AVX itself so the tests are inlined into it.
+/// observers, each mask written a byte a pair, all the masks handed on at the end of the run.
+/// The single observers' tests (recomputes, target scans) stay on SSE: through AVX, a call per
+/// run of blocks for one observer, they were no faster where everything moves and slower at 5%
+/// moving (callgrind, 20k, 13.32 → 14.06 M instructions). A flip scan judging clean observers,
+/// with its four masks a run ([`disc_masks_both_ways`]), gains from AVX even so. `AVX`: with
+/// AVX, which the caller checked the CPU has ([`avx_available`]), compiled for AVX itself so the
+/// tests are inlined into it.
 #[inline(always)]
 pub(super) fn flip_masks_many<const WITH_Z: bool, const AVX: bool>(
     blocks: &[Block],
