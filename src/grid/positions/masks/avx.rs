@@ -142,22 +142,40 @@ fn pair_by_pair<const WITH_Z: bool, const RECT: bool>(
 #[target_feature(enable = "avx")]
 #[inline]
 fn view_bits<const WITH_Z: bool, const RECT: bool>(m: [__m256; 3], v: &SpreadView, at: At) -> u8 {
-    let within = |inside| _mm256_movemask_ps(inside) as u8;
     let end = match at {
         At::Now => 0,
         At::Start => 1,
     };
     if RECT {
-        let abs = _mm256_castsi256_ps(_mm256_set1_epi32(i32::MAX));
         let first = 2 * end;
-        let off = |axis: usize| _mm256_and_ps(_mm256_sub_ps(m[axis], load8(&v[first + axis])), abs);
-        let in_x = _mm256_cmp_ps::<_CMP_LE_OQ>(off(0), load8(&v[4]));
-        let in_y = _mm256_cmp_ps::<_CMP_LE_OQ>(off(1), load8(&v[5]));
-        return within(_mm256_and_ps(in_x, in_y));
+        let p = [load8(&v[first]), load8(&v[first + 1])];
+        return rect_bits8(m, p, [load8(&v[4]), load8(&v[5])]);
     }
     let first = 3 * end;
     let p = [load8(&v[first]), load8(&v[first + 1]), load8(&v[first + 2])];
-    within(_mm256_cmp_ps::<_CMP_LE_OQ>(distances8::<WITH_Z>(m, p), load8(&v[6])))
+    disc_bits8::<WITH_Z>(m, p, load8(&v[6]))
+}
+
+/// Bit `j` set when member `j` of the eight (`m`, per axis: [`members8`]) is within squared
+/// distance `r2` of `p` ([`spread`] over the lanes), as [`dist2`](crate::visibility::dist2)
+/// compares.
+#[target_feature(enable = "avx")]
+#[inline]
+fn disc_bits8<const WITH_Z: bool>(m: [__m256; 3], p: [__m256; 3], r2: __m256) -> u8 {
+    _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(distances8::<WITH_Z>(m, p), r2)) as u8
+}
+
+/// Bit `j` set when member `j` of the eight (`m`, per axis: [`members8`]) is inside the
+/// rectangle of half extents `half` around `p` (the plane's two axes, spread over the lanes):
+/// the operations of [`in_rect`](crate::visibility::in_rect), `abs` clearing the sign bit.
+#[target_feature(enable = "avx")]
+#[inline]
+fn rect_bits8(m: [__m256; 3], p: [__m256; 2], half: [__m256; 2]) -> u8 {
+    let abs = _mm256_castsi256_ps(_mm256_set1_epi32(i32::MAX));
+    let off = |axis: usize| _mm256_and_ps(_mm256_sub_ps(m[axis], p[axis]), abs);
+    let in_x = _mm256_cmp_ps::<_CMP_LE_OQ>(off(0), half[0]);
+    let in_y = _mm256_cmp_ps::<_CMP_LE_OQ>(off(1), half[1]);
+    _mm256_movemask_ps(_mm256_and_ps(in_x, in_y)) as u8
 }
 
 /// One disc observer's two masks over the `paired` blocks, eight members per instruction, and
@@ -175,16 +193,18 @@ fn disc_masks8<const WITH_Z: bool>(
     r2: &f32,
 ) -> (u64, u64) {
     let (now, start, r2) = (spread(now), spread(start), _mm256_broadcast_ss(r2));
-    let within = |d| u64::from(_mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d, r2)) as u8);
+    let inside = |lo: &[[f32; LANES]; 3], hi: &[[f32; LANES]; 3], p: [__m256; 3]| {
+        u64::from(disc_bits8::<WITH_Z>(members8(lo, hi), p, r2))
+    };
     let (mut in_now, mut in_start) = (0u64, 0u64);
     if let [block] = odd {
-        in_now = within(distance8::<WITH_Z>(&block.now, &block.now, now)) & ONE_BLOCK;
-        in_start = within(distance8::<WITH_Z>(&block.start, &block.start, start)) & ONE_BLOCK;
+        in_now = inside(&block.now, &block.now, now) & ONE_BLOCK;
+        in_start = inside(&block.start, &block.start, start) & ONE_BLOCK;
     }
     for pair in paired.chunks_exact(2).rev() {
         let (lo, hi) = (&pair[0], &pair[1]);
-        in_now = in_now << (2 * LANES) | within(distance8::<WITH_Z>(&lo.now, &hi.now, now));
-        in_start = in_start << (2 * LANES) | within(distance8::<WITH_Z>(&lo.start, &hi.start, start));
+        in_now = in_now << (2 * LANES) | inside(&lo.now, &hi.now, now);
+        in_start = in_start << (2 * LANES) | inside(&lo.start, &hi.start, start);
     }
     (in_now, in_start)
 }
@@ -196,19 +216,10 @@ fn disc_masks8<const WITH_Z: bool>(
 #[target_feature(enable = "avx")]
 #[inline]
 fn rect_masks8(paired: &[Block], odd: &[Block], now: &[f32; 3], start: &[f32; 3], half: &[f32; 2]) -> (u64, u64) {
-    let abs = _mm256_castsi256_ps(_mm256_set1_epi32(i32::MAX));
-    let (hw, hh) = (_mm256_broadcast_ss(&half[0]), _mm256_broadcast_ss(&half[1]));
+    let half = [_mm256_broadcast_ss(&half[0]), _mm256_broadcast_ss(&half[1])];
     let (now, start) = (spread(now), spread(start));
     let inside = |lo: &[[f32; LANES]; 3], hi: &[[f32; LANES]; 3], p: [__m256; 3]| {
-        let off = |axis: usize| {
-            let v = _mm256_set_m128(load(&hi[axis]), load(&lo[axis]));
-            _mm256_and_ps(_mm256_sub_ps(v, p[axis]), abs)
-        };
-        let (in_x, in_y) = (
-            _mm256_cmp_ps::<_CMP_LE_OQ>(off(0), hw),
-            _mm256_cmp_ps::<_CMP_LE_OQ>(off(1), hh),
-        );
-        u64::from(_mm256_movemask_ps(_mm256_and_ps(in_x, in_y)) as u8)
+        u64::from(rect_bits8(members8(lo, hi), [p[0], p[1]], half))
     };
     let (mut in_now, mut in_start) = (0u64, 0u64);
     if let [block] = odd {
