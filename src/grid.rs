@@ -24,7 +24,9 @@ use cell_map::CellMap;
 use neighbours::next_door;
 #[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
 pub(crate) use positions::avx_available;
-pub(crate) use positions::{BandTest, FLIP_BATCH, FlipShape, FlipViews, Positions, RectBandTest, SpreadViews};
+pub(crate) use positions::{
+    BandTest, BothWaysView, FLIP_BATCH, FlipShape, FlipViews, Positions, RectBandTest, SpreadViews,
+};
 pub(crate) use window::Window;
 
 /// Integer coordinates of a cell, then its map instance (as `i32` bits). The third coordinate is

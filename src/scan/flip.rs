@@ -14,7 +14,7 @@ use super::{
 };
 use crate::{
     components::merge_targets,
-    grid::{BandTest, Cell, FLIP_BATCH, FlipShape, FlipViews, RectBandTest},
+    grid::{BandTest, BothWaysView, Cell, FLIP_BATCH, FlipShape, FlipViews, RectBandTest},
     index::{BandEdge, QuietBands, Seer, TIER_BOUNDS, Touches},
     lists::remove_seen,
     slot::Slot,
@@ -463,6 +463,7 @@ avx_twins! {
     ) {
         let (me, start) = (&view.slots[flips.o as usize], view.starts[flips.o as usize]);
         let (shape, with_z, every_seer) = (flip_shape(me), view.grid.with_z(), judges_every_seer(view));
+        let both_ways = BothWaysView::new(me.p, start, me.r2);
         scan_cells(view, me, cells, extent, |cell, range| {
             if !view.clean_observers_may_see(cell, me.rules.member) {
                 cell.pos
@@ -477,7 +478,7 @@ avx_twins! {
                 let (bits, sees) = (seen_now ^ seen_start, seen_now | seen_start);
                 judge_clean_observers(view, cell, instance, me.rules.member, first, bits, sees, judge);
             };
-            (cell.pos).flips_both_ways::<AVX>(range, me.p, start, me.r2, with_z, every_seer, each);
+            (cell.pos).flips_both_ways::<AVX>(range, &both_ways, with_z, every_seer, each);
         });
     }
 }

@@ -7,7 +7,7 @@
 //! (`scan/avx_twins.rs`). Built with `--cfg bevy_aoi_portable` (in `RUSTFLAGS`), `x86_64` takes
 //! the scalar forms too, as other architectures do, which is how CI tests them (`.ci/run`).
 
-use super::{BandTest, Block, FlipShape, FlipView, FlipViews, LANES, RectBandTest};
+use super::{BandTest, Block, BothWaysView, FlipShape, FlipView, FlipViews, LANES, RectBandTest};
 
 #[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
 mod avx;
@@ -98,9 +98,9 @@ pub(super) fn disc_masks<const WITH_Z: bool>(
     (in_a, in_b)
 }
 
-/// [`disc_masks`] of a flip scan (positions now around `now`, start positions around `start`,
-/// the observer's squared radius `r2`), then the same two with each member's own radius, from
-/// the same distances. `AVX`: with AVX (two blocks per instruction), which the caller checked the
+/// [`disc_masks`] of a flip scan (positions now around `view.now`, start positions around
+/// `view.start`, the observer's squared radius `view.r2`), then the same two with each member's
+/// own radius, from the same distances (the AVX form reads the view's spread values). `AVX`: with AVX (two blocks per instruction), which the caller checked the
 /// CPU has ([`avx_available`]); the caller is compiled for AVX itself, so the test is inlined into
 /// its loop. Measured, with AVX as a call per run of blocks: callgrind per update, one thread, 5%
 /// moving 10k 7.02 → 6.71 M instructions, 50k 35.12 → 33.48 M; uniform 10k and crowded 2k level;
@@ -111,15 +111,13 @@ pub(super) fn disc_masks<const WITH_Z: bool>(
 #[inline(always)]
 pub(super) fn disc_masks_both_ways<const WITH_Z: bool, const AVX: bool>(
     blocks: &[Block],
-    now: [f32; 3],
-    start: [f32; 3],
-    r2: f32,
+    view: &BothWaysView,
 ) -> [u64; 4] {
     #[cfg(all(target_arch = "x86_64", not(bevy_aoi_portable)))]
     if AVX {
-        return avx::both_ways_checked::<WITH_Z>(blocks, now, start, r2);
+        return avx::both_ways_checked::<WITH_Z>(blocks, &view.spread);
     }
-    disc_masks_both_ways_sse::<WITH_Z>(blocks, now, start, r2)
+    disc_masks_both_ways_sse::<WITH_Z>(blocks, view.now, view.start, view.r2)
 }
 
 /// [`disc_masks_both_ways`] in SSE (four members per instruction).

@@ -8,7 +8,7 @@ use super::masks::{
     At, Radius, band_masks, disc_mask, disc_masks, disc_masks_both_ways, flip_masks, flip_masks_many, own_rect_masks,
     rect_band_masks,
 };
-use super::{BandTest, Block, FlipShape, FlipViews, LANES, MASK_BITS, Positions, RectBandTest};
+use super::{BandTest, Block, BothWaysView, FlipShape, FlipViews, LANES, MASK_BITS, Positions, RectBandTest};
 
 impl Positions {
     /// Calls `hits(start, mask)` for each run of up to [`MASK_BITS`] members from `start` (`start`
@@ -132,27 +132,25 @@ impl Positions {
         });
     }
 
-    /// [`flips`](Self::flips) for a disc of squared radius `r2`, and in the same pass each
-    /// member's own view of the scanning observer as a target at its two points (a stepping
-    /// observer is a stepping target too): calls `hits(start, flips, inside, seen_now,
-    /// seen_start)` for each run with a flip either way (`every_seer`: or with a member that
-    /// sees it at either point, as [`seeing`](Self::seeing) reports), bit `j` of `seen_now` set
-    /// when member `start + j` sees `now` with its own view (as [`seeing`](Self::seeing) tests
-    /// it), of `seen_start` when its start-of-tick position sees `start_p`. Both views share the
-    /// two distances per member; for a member that did not move this tick (its start position is
-    /// its position, as for every clean observer) `seen_start` is [`seeing`](Self::seeing)'s test
-    /// at `start_p` bit for bit.
+    /// [`flips`](Self::flips) for the disc `view` (a stepping observer's points `view.now` and
+    /// `view.start` and its squared radius), and in the same pass each member's own view of the
+    /// scanning observer as a target at its two points (a stepping observer is a stepping target
+    /// too): calls `hits(start, flips, inside, seen_now, seen_start)` for each run with a flip
+    /// either way (`every_seer`: or with a member that sees it at either point, as
+    /// [`seeing`](Self::seeing) reports), bit `j` of `seen_now` set when member `start + j` sees
+    /// `view.now` with its own view (as [`seeing`](Self::seeing) tests it), of `seen_start` when
+    /// its start-of-tick position sees `view.start`. Both views share the two distances per
+    /// member; for a member that did not move this tick (its start position is its position, as
+    /// for every clean observer) `seen_start` is [`seeing`](Self::seeing)'s test at `view.start`
+    /// bit for bit.
     ///
     /// `AVX`: the tests take AVX's form ([`disc_masks_both_ways`]); only for a caller compiled
     /// for AVX that checked the CPU has it ([`avx_available`](super::avx_available)).
-    #[expect(clippy::too_many_arguments, reason = "the two points, the radius and what to report")]
     #[inline(always)]
     pub fn flips_both_ways<const AVX: bool>(
         &self,
         range: Range<usize>,
-        now: [f32; 3],
-        start_p: [f32; 3],
-        r2: f32,
+        view: &BothWaysView,
         with_z: bool,
         every_seer: bool,
         mut hits: impl FnMut(usize, u64, u64, u64, u64),
@@ -160,13 +158,13 @@ impl Positions {
         let rects = self.rects > 0;
         self.runs(range, |start, blocks, valid| {
             let [in_now, in_start, mut seen_now, mut seen_start] = if with_z {
-                disc_masks_both_ways::<true, AVX>(blocks, now, start_p, r2)
+                disc_masks_both_ways::<true, AVX>(blocks, view)
             } else {
-                disc_masks_both_ways::<false, AVX>(blocks, now, start_p, r2)
+                disc_masks_both_ways::<false, AVX>(blocks, view)
             }
             .map(|mask| mask & valid);
             if rects {
-                let (in_rect_now, in_rect_start) = own_rect_masks(blocks, (At::Now, now), (At::Start, start_p));
+                let (in_rect_now, in_rect_start) = own_rect_masks(blocks, (At::Now, view.now), (At::Start, view.start));
                 (seen_now, seen_start) = (seen_now & in_rect_now, seen_start & in_rect_start);
             }
             if in_now != in_start || seen_now != seen_start || (every_seer && seen_now | seen_start != 0) {

@@ -159,10 +159,11 @@ fn flips_both_ways_in(
     every_seer: bool,
     hits: impl FnMut(usize, u64, u64, u64, u64),
 ) {
+    let view = BothWaysView::new(now, start, r2);
     if avx {
-        pos.flips_both_ways::<true>(range, now, start, r2, with_z, every_seer, hits);
+        pos.flips_both_ways::<true>(range, &view, with_z, every_seer, hits);
     } else {
-        pos.flips_both_ways::<false>(range, now, start, r2, with_z, every_seer, hits);
+        pos.flips_both_ways::<false>(range, &view, with_z, every_seer, hits);
     }
 }
 
@@ -564,12 +565,12 @@ fn the_both_ways_tests_answer_alike_with_avx_and_without() {
     for (with_z, len) in BATCH_WORLDS {
         let (pos, _) = batch_world(with_z, len);
         for run in pos.blocks.chunks(MASK_BITS / LANES) {
-            let (now, start, r2) = ([0.5, -0.5, 0.0], [1.5, 0.5, 0.0], 16.0);
+            let view = BothWaysView::new([0.5, -0.5, 0.0], [1.5, 0.5, 0.0], 16.0);
             let masks = |avx| match (with_z, avx) {
-                (true, true) => disc_masks_both_ways::<true, true>(run, now, start, r2),
-                (true, false) => disc_masks_both_ways::<true, false>(run, now, start, r2),
-                (false, true) => disc_masks_both_ways::<false, true>(run, now, start, r2),
-                (false, false) => disc_masks_both_ways::<false, false>(run, now, start, r2),
+                (true, true) => disc_masks_both_ways::<true, true>(run, &view),
+                (true, false) => disc_masks_both_ways::<true, false>(run, &view),
+                (false, true) => disc_masks_both_ways::<false, true>(run, &view),
+                (false, false) => disc_masks_both_ways::<false, false>(run, &view),
             };
             for avx in avx_forms() {
                 assert_eq!(
