@@ -345,7 +345,8 @@ impl Positions {
     }
 
     /// Sets member `i`'s values to `m`'s.
-    #[inline]
+    // Always inlined: see `Cell::edit_member`.
+    #[inline(always)]
     pub fn set(&mut self, i: usize, m: &Member) {
         let was = self.lane(i).rect.is_some();
         self.write(i, m);
