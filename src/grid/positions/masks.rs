@@ -100,14 +100,15 @@ pub(super) fn disc_masks<const WITH_Z: bool>(
 
 /// [`disc_masks`] of a flip scan (positions now around `view.now`, start positions around
 /// `view.start`, the observer's squared radius `view.r2`), then the same two with each member's
-/// own radius, from the same distances (the AVX form reads the view's spread values). `AVX`: with AVX (two blocks per instruction), which the caller checked the
-/// CPU has ([`avx_available`]); the caller is compiled for AVX itself, so the test is inlined into
-/// its loop. Measured, with AVX as a call per run of blocks: callgrind per update, one thread, 5%
-/// moving 10k 7.02 → 6.71 M instructions, 50k 35.12 → 33.48 M; uniform 10k and crowded 2k level;
-/// `scenario` 5% moving 50k, one thread, ten alternating runs, median 9.19 → 8.99 ms (the scan
-/// waits on memory more than on its instructions). Inlined into a scan compiled for AVX (stop
-/// 69), callgrind: 5% moving 50k 31.36 → 30.30 M, 25% moving 20k 52.31 → 50.12 M; uniform 10k,
-/// crowded 2k and `sparse_huge` 50k level.
+/// own radius, from the same distances (the AVX form reads the view's spread values). `AVX`: with
+/// AVX (two blocks per instruction), which the caller checked the CPU has ([`avx_available`]);
+/// the caller is compiled for AVX itself, so the test is inlined into its loop. Measured, with
+/// AVX as a call per run of blocks: callgrind per update, one thread, 5% moving 10k 7.02 → 6.71 M
+/// instructions, 50k 35.12 → 33.48 M; uniform 10k and crowded 2k level; `scenario` 5% moving
+/// 50k, one thread, ten alternating runs, median 9.19 → 8.99 ms (the scan waits on memory more
+/// than on its instructions). Inlined into a scan compiled for AVX (stop 69), callgrind: 5%
+/// moving 50k 31.36 → 30.30 M, 25% moving 20k 52.31 → 50.12 M; uniform 10k, crowded 2k and
+/// `sparse_huge` 50k level.
 #[inline(always)]
 pub(super) fn disc_masks_both_ways<const WITH_Z: bool, const AVX: bool>(
     blocks: &[Block],

@@ -313,10 +313,10 @@ pub(super) fn both_ways_checked<const WITH_Z: bool>(blocks: &[Block], view: &Spr
 /// [`both_ways_checked`]'s work, compiled for AVX: each pair of blocks' distances at the two ends
 /// computed once and compared with the observer's `r2` and the members' own, the observer's
 /// values read as spread once for its whole scan
-/// ([`BothWaysView`](crate::grid::positions::BothWaysView)); the odd last block
-/// in both halves of a vector (its four bits kept). Before, the odd block took the SSE test, its
-/// values spread again over four lanes: callgrind, one thread, 5% moving 50k 29.77 → 29.72 M
-/// instructions an update, 25% moving 20k 49.06 → 48.96 M.
+/// ([`BothWaysView`](crate::grid::positions::BothWaysView)); the odd last block in both halves
+/// of a vector (its four bits kept). Before, the odd block took the SSE test, its values spread
+/// again over four lanes: callgrind, one thread, 5% moving 50k 29.77 → 29.72 M instructions an
+/// update, 25% moving 20k 49.06 → 48.96 M.
 #[target_feature(enable = "avx")]
 #[inline]
 fn both_ways8<const WITH_Z: bool>(blocks: &[Block], view: &SpreadView) -> [u64; 4] {
