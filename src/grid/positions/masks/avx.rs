@@ -151,9 +151,7 @@ fn view_bits<const WITH_Z: bool, const RECT: bool>(m: [__m256; 3], v: &SpreadVie
         let p = [load8(&v[first]), load8(&v[first + 1])];
         return rect_bits8(m, p, [load8(&v[4]), load8(&v[5])]);
     }
-    let first = 3 * end;
-    let p = [load8(&v[first]), load8(&v[first + 1]), load8(&v[first + 2])];
-    disc_bits8::<WITH_Z>(m, p, load8(&v[6]))
+    disc_bits8::<WITH_Z>(m, disc_point8(v, 3 * end), load8(&v[6]))
 }
 
 /// Bit `j` set when member `j` of the eight (`m`, per axis: [`members8`]) is within squared
@@ -324,10 +322,8 @@ fn both_ways8<const WITH_Z: bool>(blocks: &[Block], view: &SpreadView) -> [u64; 
     let r2_8 = load8(&view[6]);
     let bits = |lo: &Block, hi: &Block| {
         let own = _mm256_set_m128(load(&hi.r2), load(&lo.r2));
-        let now = [load8(&view[0]), load8(&view[1]), load8(&view[2])];
-        let start = [load8(&view[3]), load8(&view[4]), load8(&view[5])];
-        let d_now = distance8::<WITH_Z>(&lo.now, &hi.now, now);
-        let d_start = distance8::<WITH_Z>(&lo.start, &hi.start, start);
+        let d_now = distance8::<WITH_Z>(&lo.now, &hi.now, disc_point8(view, 0));
+        let d_start = distance8::<WITH_Z>(&lo.start, &hi.start, disc_point8(view, 3));
         let within = |d, r2| u64::from(_mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d, r2)) as u8);
         [
             within(d_now, r2_8),
@@ -399,6 +395,14 @@ fn distances8<const WITH_Z: bool>(m: [__m256; 3], p: [__m256; 3]) -> __m256 {
 #[inline]
 fn distance8<const WITH_Z: bool>(lo: &[[f32; LANES]; 3], hi: &[[f32; LANES]; 3], p: [__m256; 3]) -> __m256 {
     distances8::<WITH_Z>(members8(lo, hi), p)
+}
+
+/// The point a disc's [`SpreadView`] holds in its rows `first..first + 3` (its position now
+/// from row 0, at the start from row 3), per axis as [`spread`] gives it.
+#[target_feature(enable = "avx")]
+#[inline]
+fn disc_point8(v: &SpreadView, first: usize) -> [__m256; 3] {
+    [load8(&v[first]), load8(&v[first + 1]), load8(&v[first + 2])]
 }
 
 /// The eight `f32`s of `v` as a vector.
