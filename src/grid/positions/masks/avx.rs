@@ -190,21 +190,10 @@ fn disc_masks8<const WITH_Z: bool>(
     start: &[f32; 3],
     r2: &f32,
 ) -> (u64, u64) {
-    let (now, start, r2) = (spread(now), spread(start), _mm256_broadcast_ss(r2));
-    let inside = |lo: &[[f32; LANES]; 3], hi: &[[f32; LANES]; 3], p: [__m256; 3]| {
+    let r2 = _mm256_broadcast_ss(r2);
+    observer_masks8(paired, odd, (spread(now), spread(start)), |lo, hi, p| {
         u64::from(disc_bits8::<WITH_Z>(members8(lo, hi), p, r2))
-    };
-    let (mut in_now, mut in_start) = (0u64, 0u64);
-    if let [block] = odd {
-        in_now = inside(&block.now, &block.now, now) & ONE_BLOCK;
-        in_start = inside(&block.start, &block.start, start) & ONE_BLOCK;
-    }
-    for pair in paired.chunks_exact(2).rev() {
-        let (lo, hi) = (&pair[0], &pair[1]);
-        in_now = in_now << (2 * LANES) | inside(&lo.now, &hi.now, now);
-        in_start = in_start << (2 * LANES) | inside(&lo.start, &hi.start, start);
-    }
-    (in_now, in_start)
+    })
 }
 
 /// One rectangle observer's two masks over the `paired` blocks, eight members per instruction
@@ -215,10 +204,24 @@ fn disc_masks8<const WITH_Z: bool>(
 #[inline]
 fn rect_masks8(paired: &[Block], odd: &[Block], now: &[f32; 3], start: &[f32; 3], half: &[f32; 2]) -> (u64, u64) {
     let half = [_mm256_broadcast_ss(&half[0]), _mm256_broadcast_ss(&half[1])];
-    let (now, start) = (spread(now), spread(start));
-    let inside = |lo: &[[f32; LANES]; 3], hi: &[[f32; LANES]; 3], p: [__m256; 3]| {
+    observer_masks8(paired, odd, (spread(now), spread(start)), |lo, hi, p| {
         u64::from(rect_bits8(members8(lo, hi), [p[0], p[1]], half))
-    };
+    })
+}
+
+/// One observer's two masks over the `paired` blocks and the `odd` last one (in both halves of
+/// a vector, its four bits kept), for [`disc_masks8`] and [`rect_masks8`]: `inside(lo, hi, p)`
+/// are the bits of the two blocks' members (`lo`'s four, then `hi`'s, at one end of the tick)
+/// inside the observer's view around `p`, its position at the same end (`now` or `start`, as
+/// [`spread`] gives it).
+#[target_feature(enable = "avx")]
+#[inline]
+fn observer_masks8(
+    paired: &[Block],
+    odd: &[Block],
+    (now, start): ([__m256; 3], [__m256; 3]),
+    inside: impl Fn(&[[f32; LANES]; 3], &[[f32; LANES]; 3], [__m256; 3]) -> u64,
+) -> (u64, u64) {
     let (mut in_now, mut in_start) = (0u64, 0u64);
     if let [block] = odd {
         in_now = inside(&block.now, &block.now, now) & ONE_BLOCK;
