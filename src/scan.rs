@@ -18,9 +18,12 @@ use bevy_ecs::entity::Entity;
 
 mod avx_twins;
 mod flip;
+mod marks;
 mod target;
 
 use flip::{FlipRun, flip_scan, flip_scan_batch};
+use marks::Marks;
+pub(crate) use marks::MarksPool;
 pub(crate) use target::target;
 
 use crate::{
@@ -41,9 +44,8 @@ pub(crate) const WHOLE_LIST: u32 = u32::MAX;
 /// Per-task buffers, kept between ticks.
 #[derive(Default)]
 pub(crate) struct TaskBuffers {
-    /// Per slot: the epoch at which it was last seen in the list being recomputed.
-    marks: Vec<u32>,
-    epoch: u32,
+    /// Lent by the engine's [`MarksPool`] for the task's run (empty between runs).
+    pub marks: Marks,
     cells: Vec<u32>,
     found: Vec<u32>,
     /// One observer's entering and leaving targets, merged into its `InterestSet` at the end.
@@ -73,19 +75,6 @@ pub(crate) struct TaskBuffers {
 }
 
 impl TaskBuffers {
-    /// A fresh even mark value; old marks can never collide with it.
-    fn next_epoch(&mut self, slots: usize) -> u32 {
-        if self.marks.len() < slots {
-            self.marks.resize(slots, 0);
-        }
-        if self.epoch >= u32::MAX - 2 {
-            self.marks.fill(0);
-            self.epoch = 0;
-        }
-        self.epoch += 2;
-        self.epoch
-    }
-
     pub fn clear(&mut self) {
         self.enters.clear();
         self.leaves.clear();
@@ -327,7 +316,7 @@ fn each_lane(mut mask: u64, mut hit: impl FnMut(usize)) {
 /// (no list is sorted); only the differences are merged into its `InterestSet`.
 fn recompute(view: View, o: u32, cells: &[u32], list: &mut Vec<u32>, set: &mut Vec<Entity>, scratch: &mut TaskBuffers) {
     let me = &view.slots[o as usize];
-    let e = scratch.next_epoch(view.slots.len());
+    let e = scratch.marks.next_epoch(view.slots.len());
     for &t in list.iter() {
         scratch.marks[t as usize] = e;
     }
