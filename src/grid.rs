@@ -10,7 +10,10 @@
 //! in [`cell_map`], the links between neighbouring cells in [`neighbours`], cell keys and windows
 //! in [`window`].
 
-use crate::config::{AoiBounds, IndexKind};
+use crate::{
+    bits,
+    config::{AoiBounds, IndexKind},
+};
 
 mod axes;
 mod cell;
@@ -51,6 +54,11 @@ pub(crate) struct Grid {
     kind: IndexKind,
     /// Sorted-axes index only: cells whose member order this tick disturbed.
     unsorted: Vec<u32>,
+    /// Bit `c` is set while cell `c` is [lone](Cell::is_lone) ([`Self::note_lone`] keeps it as
+    /// members and neighbour links come and go): [`Self::holds_one_member_only`] asks it without
+    /// reading the cell's record, which in a sparse world is a cache line of its own for every
+    /// changed observer.
+    lone: Vec<u64>,
 }
 
 impl Grid {
@@ -65,6 +73,7 @@ impl Grid {
             free: Vec::new(),
             kind,
             unsorted: Vec::new(),
+            lone: Vec::new(),
         };
         grid.clamp = bounds.map(|b| Window {
             lo: grid.raw_key(b.min, 0),
@@ -103,6 +112,7 @@ impl Grid {
             + self.map.heap_bytes()
             + self.free.capacity() * size_of::<u32>()
             + self.unsorted.capacity() * size_of::<u32>()
+            + self.lone.capacity() * size_of::<u64>()
     }
 
     /// Number of occupied cells.
@@ -156,6 +166,7 @@ impl Grid {
         cell.members.push(member);
         cell.pos.push(&member);
         let idx = (cell.members.len() - 1) as u32;
+        self.note_lone(c);
         if self.kind == IndexKind::SortedAxes {
             self.disturb(c, |d| d.inserted += 1);
         }
@@ -177,6 +188,8 @@ impl Grid {
         let moved = cell.members.get(idx as usize).map(|m| m.slot);
         if cell.members.is_empty() {
             self.free_cell(c);
+        } else {
+            self.note_lone(c);
         }
         moved
     }
@@ -220,7 +233,41 @@ impl Grid {
         let key = cell.key;
         self.map.remove(key, c);
         self.unlink_neighbours(c);
+        self.note_lone(c);
         self.free.push(c);
+    }
+
+    /// Sets cell `c`'s bit in [`Self::lone`] to whether it is [lone](Cell::is_lone) now: called
+    /// wherever its members or its neighbour links change.
+    #[inline]
+    fn note_lone(&mut self, c: u32) {
+        let c = c as usize;
+        if self.lone.len() <= c / 64 {
+            self.lone.resize(self.cells.len().div_ceil(64), 0);
+        }
+        if self.cells[c].is_lone() {
+            bits::insert(&mut self.lone, c);
+        } else {
+            bits::remove(&mut self.lone, c);
+        }
+    }
+
+    /// Whether cell `c` is [lone](Cell::is_lone), from [`Self::lone`] (its record unread). `O(1)`.
+    #[inline]
+    pub fn is_lone(&self, c: u32) -> bool {
+        let lone = self.lone_bit(c as usize);
+        debug_assert_eq!(
+            lone,
+            self.cells[c as usize].is_lone(),
+            "cell {c}'s lone bit should follow its members and neighbour links"
+        );
+        lone
+    }
+
+    /// Cell `c`'s bit in [`Self::lone`] (unset for a cell never noted).
+    #[inline]
+    fn lone_bit(&self, c: usize) -> bool {
+        self.lone.get(c / 64).is_some_and(|&w| w >> (c % 64) & 1 == 1)
     }
 
     /// Hints the CPU to bring cell `c`'s record into cache (nothing for [`NO_CELL`]): the first

@@ -80,6 +80,8 @@ impl Grid {
             cell.pos.rebuild(members);
             if members.is_empty() {
                 self.free_cell(c);
+            } else {
+                self.note_lone(c);
             }
         }
         unsorted.clear();

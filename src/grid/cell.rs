@@ -50,9 +50,9 @@ const _: () = assert!(size_of::<Member>() == 52, "a grid member should take 52 b
 
 /// A tower: the members in one cell.
 ///
-/// Two cache lines, laid out so that what the grouping pass reads of every changed observer's
-/// cell (whether it holds one member and no occupied neighbour, and where: `key`, `members`,
-/// `near`) is the first.
+/// Two cache lines, laid out so that what the grouping pass reads of a changed observer's cell
+/// that is not lone (where it is and what it holds: `key`, `members`, `near`) is the first
+/// (whether a cell is lone, the grid's bits say: [`Grid::is_lone`](super::Grid::is_lone)).
 #[derive(Debug, Default)]
 #[repr(C, align(64))]
 pub(crate) struct Cell {

@@ -41,9 +41,13 @@ impl Grid {
     pub(super) fn link_neighbours(&mut self, c: u32, key: CellKey, from: Option<CellKey>) {
         let mut found: SmallVec<[u32; 8]> = SmallVec::new();
         self.for_each_neighbour(key, from, |k| found.extend(self.map.get(&self.cells, k)));
-        for n in found {
+        for &n in &found {
             self.cells[n as usize].near.push(c);
             self.cells[c as usize].near.push(n);
+            self.note_lone(n);
+        }
+        if !found.is_empty() {
+            self.note_lone(c);
         }
     }
 
@@ -57,6 +61,7 @@ impl Grid {
                 .position(|&x| x == c)
                 .expect("neighbour links should be mutual");
             theirs.swap_remove(at);
+            self.note_lone(n);
         }
         drop(near);
     }
@@ -85,17 +90,22 @@ impl Grid {
     /// ([`Self::window_axes`]), holds no member but `c`'s only one: `c` has one member and no
     /// occupied neighbour, and the window reaches no farther than the cells adjacent to `c`
     /// ([`Self::window_within_one_cell`]; not computed when `fits` says that windows of `reach`
-    /// [fit near the origin](Self::windows_fit_near_origin) and `c` is there: callgrind,
-    /// `sparse_huge` 50k, 74.72 → 72.74 M instructions an update). `O(1)`: reads `c`'s record
-    /// only.
+    /// [fit near the origin](Self::windows_fit_near_origin) and `p` is
+    /// [there](Self::point_near_origin): callgrind, `sparse_huge` 50k, 74.72 → 72.74 M
+    /// instructions an update). `O(1)`: reads `c`'s [lone](Self::is_lone) bit, and `c`'s record
+    /// only when the shortcut does not apply.
     #[inline]
     pub fn holds_one_member_only(&self, c: u32, p: [f32; 3], reach: [f32; 3], fits: bool) -> bool {
-        let cell = &self.cells[c as usize];
-        if !cell.is_lone() {
+        if !self.is_lone(c) {
             return false;
         }
-        let within = || self.window_within_one_cell(p, reach, cell.key);
-        if fits && self.near_origin(cell.key) {
+        let key = || self.cells[c as usize].key;
+        let within = || self.window_within_one_cell(p, reach, key());
+        if fits && self.point_near_origin(p) {
+            debug_assert!(
+                self.near_origin(key()),
+                "a point near the origin should have its cell there"
+            );
             debug_assert!(
                 within(),
                 "a window that fits near the origin should fit around every point there"

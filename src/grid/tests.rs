@@ -20,6 +20,18 @@ pub(super) fn member(slot: u32, r2: f32) -> Member {
     }
 }
 
+/// Asserts that every cell's bit in `grid.lone` says whether it is lone now (freed cells
+/// included), read straight from the bits (`Grid::is_lone` checks the same in debug builds).
+fn assert_lone_bits_follow_cells(grid: &Grid, when: &str) {
+    for (c, cell) in grid.cells.iter().enumerate() {
+        assert_eq!(
+            grid.lone_bit(c),
+            cell.is_lone(),
+            "{when}: cell {c}'s lone bit should say whether it holds one member and no neighbour"
+        );
+    }
+}
+
 /// `m` made a rectangle of half extents `half` (`None`: not a rectangle).
 fn set_rect(m: &mut Member, half: Option<[f32; 2]>) {
     m.half = half.unwrap_or(NO_RECT);
@@ -89,6 +101,7 @@ fn cell_positions_and_counts_follow_members_through_inserts_edits_removals_and_r
                         place.1 = i;
                     }
                 });
+                assert_lone_bits_follow_cells(&grid, &format!("{kind:?} after step {step}"));
                 for (&slot, &(c, i)) in &at {
                     let cell = &grid.cells[c as usize];
                     let m = &cell.members[i as usize];
@@ -200,6 +213,9 @@ fn a_carried_lone_member_leaves_the_grid_as_a_removal_then_an_insert_would() {
                 carried.free, moved.free,
                 "{dims}D step {step}: the free records should match"
             );
+            for grid in [&carried, &moved] {
+                assert_lone_bits_follow_cells(grid, &format!("{dims}D step {step}"));
+            }
             for (c, (a, b)) in carried.cells.iter().zip(&moved.cells).enumerate() {
                 let slots = |cell: &Cell| cell.members.iter().map(|m| m.slot).collect::<Vec<_>>();
                 assert_eq!(
@@ -226,4 +242,25 @@ fn a_carried_lone_member_leaves_the_grid_as_a_removal_then_an_insert_would() {
             "{dims}D: many steps should be carries of lone walkers, saw {carries}"
         );
     }
+}
+
+#[test]
+fn a_sorted_cell_left_with_one_member_after_its_order_is_restored_is_lone() {
+    let mut grid = Grid::new(10.0, 2, None, IndexKind::SortedAxes);
+    let (c, _) = grid.insert([0, 0, 0, 0], member(0, 1.0));
+    assert_lone_bits_follow_cells(&grid, "one member");
+    assert!(
+        grid.is_lone(c),
+        "a cell with one member and no neighbour should be lone"
+    );
+    let (_, i) = grid.insert([0, 0, 0, 0], member(1, 1.0));
+    grid.restore_order(|_, _| ());
+    assert!(!grid.is_lone(c), "a cell with two members should not be lone");
+    grid.remove(c, i);
+    grid.restore_order(|_, _| ());
+    assert_lone_bits_follow_cells(&grid, "a tombstone dropped");
+    assert!(
+        grid.is_lone(c),
+        "a sorted cell left with one member should be lone again"
+    );
 }

@@ -179,6 +179,15 @@ impl Grid {
         key[..self.dims].iter().all(|k| k.unsigned_abs() < NEAR_ORIGIN)
     }
 
+    /// Whether point `p` lies within `NEAR_ORIGIN - 1` cells of the origin on every axis in use,
+    /// so that its cell is [near the origin](Self::near_origin) without its key being computed
+    /// (for a grid without bounds, whose keys are the coordinates in cells rounded down).
+    #[inline]
+    pub fn point_near_origin(&self, p: [f32; 3]) -> bool {
+        let limit = (NEAR_ORIGIN - 1) as f32;
+        p[..self.dims].iter().all(|&x| (x * self.inv).abs() < limit)
+    }
+
     /// The window of every point inside cell `key`, widened by `r` (used to scan once for all
     /// observers of one cell): the union of [`Self::window`] around the cell's low and high
     /// corners, computed from those two corners' keys only (the window logic is monotone).

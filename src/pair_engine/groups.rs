@@ -4,7 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use crate::{grid::Grid, prefetch::AHEAD, slot::Change, slot::Slot, visibility::sees_no_layer};
+use crate::{
+    grid::{Grid, NO_CELL},
+    prefetch::AHEAD,
+    slot::Change,
+    slot::Slot,
+    visibility::sees_no_layer,
+};
 
 /// Changed observers grouped by cell (a counting sort over the touched cells only), kept
 /// between updates. A group's window is its widest view's, so a changed wide observer
@@ -55,7 +61,8 @@ pub(crate) struct Observers<'a> {
 /// judge, as a target, the unchanged observers that see it, a little beyond its own view
 /// ([`Slot::flip_scans_as_target`](crate::slot::Slot::flip_scans_as_target)). An observer the view
 /// layer owns may be left out too: the layer walks its list (empty) whenever it changed. `O(1)`:
-/// its list and cell record.
+/// its list and its cell's [lone](Grid::is_lone) bit (its cell record only where the windows'
+/// shortcut near the origin does not apply, [`Grid::holds_one_member_only`]).
 #[inline]
 fn sees_nobody(grid: &Grid, observers: &Observers, s: u32, slot: &Slot) -> bool {
     if slot.stepping() || !observers.lists[s as usize].is_empty() {
@@ -75,9 +82,10 @@ fn sees_nobody(grid: &Grid, observers: &Observers, s: u32, slot: &Slot) -> bool 
 impl Groups {
     /// Groups the observers among `changes` by cell (each wide one alone), leaving out those
     /// that [see nobody](sees_nobody), and lists the changes that [stopped](Self::stopped)
-    /// observing. Only the first pass reads the cell records (each asked for a few changes
-    /// ahead: in a sparse world every change has a cell of its own, scattered over the heap);
-    /// the others run over the sort's own buffers.
+    /// observing. Only the first pass reads cell records, those of the observers whose cell is
+    /// not [lone](Grid::is_lone) (each asked for a few changes ahead: cells are scattered over
+    /// the heap; in a sparse world nearly every cell is lone, and its bit says so without its
+    /// record); the others run over the sort's own buffers.
     pub fn group(&mut self, grid: &mut Grid, observers: &Observers, changes: &[Change]) {
         let slots = observers.slots;
         self.tag = self.tag.wrapping_add(1);
@@ -91,7 +99,11 @@ impl Groups {
         self.alone = 0;
         for (i, change) in changes.iter().enumerate() {
             if let Some(ahead) = changes.get(i + AHEAD) {
-                grid.prefetch_cell(slots[ahead.slot as usize].cell);
+                // A lone cell's record is read only off the shortcut of `holds_one_member_only`.
+                let cell = slots[ahead.slot as usize].cell;
+                if cell != NO_CELL && !grid.is_lone(cell) {
+                    grid.prefetch_cell(cell);
+                }
             }
             let slot = &slots[change.slot as usize];
             if slot.is_observer() {
