@@ -264,10 +264,11 @@ impl Grid {
         lone
     }
 
-    /// Cell `c`'s bit in [`Self::lone`] (unset for a cell never noted).
+    /// Cell `c`'s bit in [`Self::lone`] (every cell is noted when it is created, so its word
+    /// exists).
     #[inline]
     fn lone_bit(&self, c: usize) -> bool {
-        self.lone.get(c / 64).is_some_and(|&w| w >> (c % 64) & 1 == 1)
+        bits::contains(&self.lone, c)
     }
 
     /// Hints the CPU to bring cell `c`'s record into cache (nothing for [`NO_CELL`]): the first
