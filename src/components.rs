@@ -135,7 +135,8 @@ impl ViewRange {
 /// entity out of the index as bad input, with a warning logged once. Removing it empties the
 /// `InterestSet` with a [`LeaveView`](crate::LeaveView) per target.
 ///
-/// Cost: about that of a disc of the same area (measured 1.03–1.07×). Its own scans look at the
+/// Cost: a little more than a disc of the same area (measured 1.1–1.2× where everyone moves,
+/// about 1.3× where 5% move: the README's "Other workloads"). Its own scans look at the
 /// cells within its half extents; a moving target finds it within the disc around the rectangle
 /// (radius `sqrt(half_width² + half_height²)`), which also counts for the automatic cell side
 /// and the wide observers; the exact test is two comparisons instead of a squared distance.

@@ -77,8 +77,8 @@ pub enum IndexKind {
     /// follows the moves); a view scans the slab of entities whose `x` is within its reach (its
     /// ends galloped from the entity's own place in the list) and the rule tests the other axes
     /// exactly. The slab spans the whole map across `x`, so it holds more candidates than the
-    /// grid's cells: measured 1.4× to 2.8× slower than the grid on the standard workloads (level
-    /// where nothing moves), and about 1.5× slower on a huge sparse map where each entity is
+    /// grid's cells: measured 1.7× to 3.6× slower than the grid on the standard workloads (level
+    /// where nothing moves), and about 1.8× slower on a huge sparse map where each entity is
     /// alone (where the grid does not scan an observer with nobody in the cells around it; the
     /// README's "Which index" table). [`CellSize`] then only sets the base of the step limit
     /// between the flip scan and a full recompute

@@ -118,18 +118,18 @@ pub struct AoiPlugin {
     pub watched: Option<WatchedRule>,
     /// Keep every observer's [`InterestSet`](crate::InterestSet). Default `true`.
     ///
-    /// With `false` the plugin writes no `InterestSet` (they stay empty) and only the messages
-    /// (and [`Watchers`](crate::Watchers), [`Watched`](crate::Watched)) say who sees what: for
-    /// games that read [`EnterView`]/[`LeaveView`] and keep what they need themselves, as the
-    /// classic AOI libraries' enter and leave callbacks do. Keeping the sets sorted costs 8 bytes
-    /// per visible pair and, where much moves, a good share of the update: measured on one
-    /// thread (`README.md`, "Messages only"), the own cost without them is 0.63 to 0.72 times the
-    /// default's in the uniform and 5% moving worlds, and 0.4 times in a crowd. The view-model
-    /// components ([`ViewHysteresis`](crate::ViewHysteresis), [`EnterBudget`](crate::EnterBudget),
+    /// With `false` the plugin writes no `InterestSet` (they stay empty) and only the messages (and
+    /// [`Watchers`](crate::Watchers), [`Watched`](crate::Watched)) say who sees what: for games
+    /// that read [`EnterView`]/[`LeaveView`] and keep what they need themselves, as the classic AOI
+    /// libraries' enter and leave callbacks do. Keeping the sets sorted costs 8 bytes per visible
+    /// pair and, where much moves, a good share of the update: measured on one thread (`README.md`,
+    /// "Messages only"), the own cost without them is 0.58 to 0.73 times the default's in the
+    /// uniform and 5% moving worlds, and about 0.4 times in a crowd. The view-model components
+    /// ([`ViewHysteresis`](crate::ViewHysteresis), [`EnterBudget`](crate::EnterBudget),
     /// [`ViewTiers`](crate::ViewTiers)) decide what a set shows, so they need the sets: without
     /// them, an observer that has one is bad input (kept out of the index, with a warning logged
-    /// once). The `replicon` feature's `AoiReplicationPlugin` reads the sets and panics when it
-    /// is built beside `false`.
+    /// once). The `replicon` feature's `AoiReplicationPlugin` reads the sets and panics when it is
+    /// built beside `false`.
     pub interest_sets: bool,
 }
 
