@@ -59,6 +59,9 @@ pub(crate) struct Grid {
     /// reading the cell's record, which in a sparse world is a cache line of its own for every
     /// changed observer.
     lone: Vec<u64>,
+    /// The cells whose lone bit went down since [`Self::begin_moves`] last ran, some perhaps
+    /// more than once, some perhaps lone again or freed since.
+    pub lost_lone: Vec<u32>,
 }
 
 impl Grid {
@@ -74,6 +77,7 @@ impl Grid {
             kind,
             unsorted: Vec::new(),
             lone: Vec::new(),
+            lost_lone: Vec::new(),
         };
         grid.clamp = bounds.map(|b| Window {
             lo: grid.raw_key(b.min, 0),
@@ -113,6 +117,7 @@ impl Grid {
             + self.free.capacity() * size_of::<u32>()
             + self.unsorted.capacity() * size_of::<u32>()
             + self.lone.capacity() * size_of::<u64>()
+            + self.lost_lone.capacity() * size_of::<u32>()
     }
 
     /// Number of occupied cells.
@@ -247,9 +252,16 @@ impl Grid {
         }
         if self.cells[c].is_lone() {
             bits::insert(&mut self.lone, c);
-        } else {
+        } else if bits::contains(&self.lone, c) {
             bits::remove(&mut self.lone, c);
+            self.lost_lone.push(c as u32);
         }
+    }
+
+    /// Starts a tick's moves: forgets the cells that lost their lone bit before
+    /// ([`Self::lost_lone`]).
+    pub fn begin_moves(&mut self) {
+        self.lost_lone.clear();
     }
 
     /// Whether cell `c` is [lone](Cell::is_lone), from [`Self::lone`] (its record unread). `O(1)`.

@@ -3,8 +3,10 @@
 //!
 //! Here: the index's state. How a change is picked up is in [`pickup`] ([`AoiIndex::observe`]);
 //! the shortlist's passes before and after the pair engine are in [`shortlist`] (with the
-//! standing observers of busy cells added in [`busy`]), the space-order renumbering in
-//! [`renumber`], the messages' reasons in [`reasons`], the view layer's marks in [`touches`].
+//! standing observers of busy cells added in [`busy`]), how a change moves in the grid in
+//! [`moves`] (a lone walker's grid member written lazily, [`lazy_members`]), the space-order
+//! renumbering in [`renumber`], the messages' reasons in [`reasons`], the view layer's marks in
+//! [`touches`].
 
 use std::collections::BTreeMap;
 
@@ -14,6 +16,7 @@ use bevy_tasks::TaskPool;
 mod busy;
 mod entity_slots;
 mod gathered;
+mod lazy_members;
 mod moves;
 mod pickup;
 mod reasons;
@@ -31,7 +34,7 @@ use step_limit::StepLimit;
 
 use crate::{
     config::{AoiBounds, CellSize, IndexKind, Plane},
-    grid::{Grid, Member},
+    grid::{CellKey, Grid, Member},
     radix::KeySort,
     slot::{Change, OldView, Slot, observer_of},
     visibility::{ObserverState, sees},
@@ -127,6 +130,11 @@ pub(crate) struct AoiIndex {
     renumbered: usize,
     /// The runs of the shortlist's classification and moves split over the compute pool.
     move_plans: Vec<moves::MovePlan>,
+    /// The classification and moves on the calling thread: the changes that change cell, enter
+    /// or leave the grid, with their new cell keys, moved after the others.
+    moving_here: Vec<(u32, CellKey)>,
+    /// Which grid members are stale ([`lazy_members`]).
+    lazy: lazy_members::LazyMembers,
 }
 
 impl AoiIndex {
@@ -178,7 +186,9 @@ impl AoiIndex {
             step_limit: StepLimit::default(),
             relinks: 0,
             move_plans: Vec::new(),
+            moving_here: Vec::new(),
             renumbered: 0,
+            lazy: lazy_members::LazyMembers::default(),
         }
     }
 
@@ -210,7 +220,10 @@ impl AoiIndex {
                 .observer_slab(c, hint, &t, self.ordinary_reach())
                 .unwrap_or(0..0);
             // Observers the view layer owns are the layer's to list. A member may still carry
-            // the last update's radius ([`Self::end_tick`]): its slot's settled one counts.
+            // the last update's radius ([`Self::end_tick`]): its slot's settled one counts. A
+            // stale member ([`lazy_members`]) is met here only in a whole instance, searched for
+            // an `Always` target, which judges without distance: it lies in a lone cell, out of
+            // the window around any other entity.
             let found = (cell.members[near].iter()).filter(|m| m.slot != s && !self.shown_by_layer(m.slot));
             let seeing = |m: &&Member| {
                 let r2 = self.slots[m.slot as usize].settled_r2();
@@ -383,5 +396,6 @@ impl AoiIndex {
         stats.stepped = self.stepped - self.busy.scanned;
         stats.busy_standing = self.busy.scanned;
         stats.step_limit = self.grid.side() * self.step_limit.over_side();
+        stats.deferred_grid_writes = self.stale_members();
     }
 }

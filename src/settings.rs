@@ -185,6 +185,12 @@ pub struct AoiStats {
     /// Checked updates that found a set differing from brute force (a running total; 0 unless
     /// something is wrong).
     pub self_check_divergences: u64,
+    /// Entities whose record in the grid the index left as an earlier update wrote it, after the
+    /// last update: walkers alone in their cell with no entity in the cells around, whose
+    /// records nobody else's scan reads there. Each is written when that may change (an entity
+    /// comes near, a scan reaches farther). A diagnostic: most walkers of a sparse world, none
+    /// in a crowd or with [`IndexKind::SortedAxes`](crate::IndexKind::SortedAxes).
+    pub deferred_grid_writes: usize,
     /// How many times the index renumbered its slots in space order since the plugin was added
     /// (a running total, unlike the other fields; a locality optimisation that runs after
     /// entities have changed cell about once each, on dense maps).

@@ -6,7 +6,9 @@ use super::{CellKey, Positions};
 /// One entity in a cell: its slot, its squared view radius for target scans, and its projected
 /// position now and at the start of the tick. What a member says of the tick (`r2`, `start_p`,
 /// `stepping`, `jumped`) holds during an update; a member changed in one update keeps those
-/// values until the next update settles it (`AoiIndex::settle_members`), before any scan.
+/// values until the next update settles it (`AoiIndex::settle_members`), before any scan. The
+/// member of a walker alone around its cell may be stale altogether (`index/lazy_members.rs`):
+/// then only its slot (and its place) are right, and no scan but its own reads it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Member {
     pub slot: u32,

@@ -1,12 +1,14 @@
 //! Sorting the shortlist into stepping and jumped changes and moving them in the grid
-//! ([`AoiIndex::classify_and_move`]): in one pass on the calling thread, or split over the
-//! compute pool in three phases. The split (grid index only) first classifies runs of the
-//! shortlist, each run owning its range of slots (the shortlist is in slot order), and sorts each
-//! change into one that stays in its cell or one that moves; then edits the members that stay in
-//! place, each task owning a range of cells; then makes the cell changes (and keeps the lists of
-//! `Always`-visible slots) on the calling thread, in shortlist order. An edit in place changes no
-//! member's place, and a cell with a member that stays is neither freed nor carried away, so doing
-//! them before the cell changes leaves the grid as the one pass does.
+//! ([`AoiIndex::classify_and_move`]): on the calling thread, or split over the compute pool in
+//! three phases. The split (grid index only) first classifies runs of the shortlist, each run
+//! owning its range of slots (the shortlist is in slot order), and sorts each change into one
+//! that stays in its cell or one that moves; then edits the members that stay in place, each
+//! task owning a range of cells; then makes the cell changes (and keeps the lists of
+//! `Always`-visible slots) on the calling thread, in shortlist order. On the calling thread, one
+//! pass classifies the changes and edits the members that stay in place (or leaves them stale,
+//! [`super::lazy_members`]), then the cell changes follow in shortlist order. An edit in place
+//! changes no member's place, and a cell with a member that stays is neither freed nor carried
+//! away, so either way the grid ends as if each change were moved in turn.
 
 use bevy_tasks::TaskPool;
 use smallvec::SmallVec;
@@ -56,6 +58,8 @@ pub(super) struct MovePlan {
     /// The run's largest step, and how many of its changes stepped.
     largest: f32,
     stepped: usize,
+    /// Whether one of the run's jumped changes is or was `Always` visible.
+    always_jumped: bool,
 }
 
 impl AoiIndex {
@@ -85,27 +89,41 @@ impl AoiIndex {
         self.step_limit.choose_next();
     }
 
-    /// [`Self::classify_and_move`] in one pass over the changes and their slots rather than
-    /// three: uniform 50k, one thread, three alternating runs with phase timers, the index's
-    /// whole update after change pickup 3.65-3.78 → 3.18-3.28 ms. The largest step and how many
-    /// stepped.
+    /// [`Self::classify_and_move`] on the calling thread: one pass over the changes and their
+    /// slots classifies them and edits (or [leaves stale](Self::may_leave_stale)) the members
+    /// of those that stay in their cells, as the split's first two phases do; then the cell
+    /// changes are made in shortlist order ([`Self::change_cells`]), as its third does, so the
+    /// grid ends as the split leaves it. The largest step and how many stepped.
+    ///
+    /// One pass rather than three: uniform 50k, one thread, three alternating runs with phase
+    /// timers, the index's whole update after change pickup 3.65-3.78 → 3.18-3.28 ms. The cell
+    /// changes after it (stop 84): a pass whose members stay stale is short, so a cell change
+    /// inside it found the records it had asked for still on their way (`sparse_huge` 50k: see
+    /// `PERFORMANCE.md`, stop 84).
     fn classify_and_move_here(&mut self, steps: &StepRules, moves: bool) -> (f32, usize) {
         let (mut largest, mut stepped) = (0.0f32, 0);
+        let mut moving = core::mem::take(&mut self.moving_here);
+        moving.clear();
         // The new cell key of change `j` at `j % AHEAD`, from `AHEAD` changes before its move on,
-        // where its cell change is asked for ahead ([`Self::key_ahead`]).
+        // and whether it stays in its cell and may leave its member stale
+        // ([`Self::may_leave_stale`]): then its member is not asked for.
         let mut keys = [CellKey::default(); AHEAD];
-        for (j, key) in keys.iter_mut().enumerate().take(self.changes.len()) {
-            *key = self.key_ahead(j);
+        let mut stale = [false; AHEAD];
+        for j in 0..AHEAD.min(self.changes.len()) {
+            (keys[j], stale[j]) = self.key_and_staleness(j);
         }
         for i in 0..self.changes.len() {
+            let (key, leave_stale) = (keys[i % AHEAD], stale[i % AHEAD]);
             if moves {
-                self.prefetch_grid_ahead(i, |i| self.changes.get(i).map(|ch| ch.slot), |_| true);
+                if i + AHEAD < self.changes.len() {
+                    (keys[i % AHEAD], stale[i % AHEAD]) = self.key_and_staleness(i + AHEAD);
+                }
+                let slot_at = |i| self.changes.get(i).map(|ch: &Change| ch.slot);
+                let (key_ahead, stale_ahead) = (keys[i % AHEAD], stale[i % AHEAD]);
+                let edited = |s: u32| !stale_ahead && stays_in_cell(&self.slots[s as usize], &self.grid, key_ahead);
+                self.prefetch_grid_ahead_unless(i, slot_at, |_| true, |s| !edited(s));
             }
-            let key = keys[i % AHEAD];
-            if moves && i + AHEAD < self.changes.len() {
-                keys[i % AHEAD] = self.key_ahead(i + AHEAD);
-            }
-            self.update_always(i);
+            let always_at_an_end = self.update_always(i);
             let ch = &self.changes[i];
             let (seen, slot) = (self.lists[ch.slot as usize].len(), &mut self.slots[ch.slot as usize]);
             let old = OldView::at_start(ch.slot, slot, &self.old_views);
@@ -113,11 +131,34 @@ impl AoiIndex {
                 largest = largest.max(step);
                 stepped += 1;
             }
-            if moves {
-                self.move_one(self.changes[i].slot, key);
+            self.lazy.always_jumped |= always_at_an_end && slot.jumped();
+            if !moves {
+                continue;
+            }
+            let s = ch.slot;
+            let slot = &self.slots[s as usize];
+            if leave_stale {
+                self.leave_stale(s);
+            } else if stays_in_cell(slot, &self.grid, key) {
+                // Its start (in this cell, where the slot was) and its position now.
+                self.write_whole_member(s, slot.cell, slot.member_index, true);
+            } else {
+                moving.push((s, key));
             }
         }
+        self.change_cells(&moving);
+        self.moving_here = moving;
         (largest, stepped)
+    }
+
+    /// The cell key of change `j`'s slot now, and whether its move may leave its member stale
+    /// ([`Self::may_leave_stale`]). Reads its slot and its cell's record.
+    #[inline(always)]
+    fn key_and_staleness(&self, j: usize) -> (CellKey, bool) {
+        let s = self.changes[j].slot;
+        let slot = &self.slots[s as usize];
+        let key = self.grid.key(slot.p, slot.rules.instance);
+        (key, self.may_leave_stale(s, key))
     }
 
     /// [`Self::classify_and_move`] on `pool`, for the grid index, in the three phases of the
@@ -132,7 +173,7 @@ impl AoiIndex {
             plan.stays.iter_mut().for_each(Vec::clear);
             plan.moving.clear();
             plan.always.clear();
-            (plan.largest, plan.stepped) = (0.0, 0);
+            (plan.largest, plan.stepped, plan.always_jumped) = (0.0, 0, false);
         }
         // Task `k` owns cells `k * per_owner..(k + 1) * per_owner`.
         let per_owner = self.grid.cells.len().div_ceil(tasks).max(1);
@@ -144,9 +185,12 @@ impl AoiIndex {
             self.step_limit.absorb(&mut plan.counts);
             largest = largest.max(plan.largest);
             stepped += plan.stepped;
+            self.lazy.always_jumped |= plan.always_jumped;
             let (moving, always) = (core::mem::take(&mut plan.moving), core::mem::take(&mut plan.always));
             self.change_cells(&moving);
-            always.iter().for_each(|&i| self.update_always(i as usize));
+            always.iter().for_each(|&i| {
+                self.update_always(i as usize);
+            });
             (self.move_plans[k].moving, self.move_plans[k].always) = (moving, always);
         }
         (largest, stepped)
@@ -177,7 +221,8 @@ impl AoiIndex {
                 }
                 let slot = &mut slots[ch.slot as usize - base];
                 let old = OldView::at_start(ch.slot, slot, old_views);
-                if always_in(&old.target(ch.old_p)) != always_in(&slot.target()) {
+                let (was, is) = (always_in(&old.target(ch.old_p)), always_in(&slot.target()));
+                if was != is {
                     plan.always.push((first + j) as u32);
                 }
                 let seen = lists[ch.slot as usize].len();
@@ -185,6 +230,7 @@ impl AoiIndex {
                     plan.largest = plan.largest.max(step);
                     plan.stepped += 1;
                 }
+                plan.always_jumped |= (was.is_some() || is.is_some()) && slot.jumped();
                 let key = grid.key(slot.p, slot.rules.instance);
                 if stays_in_cell(slot, grid, key) {
                     plan.stays[slot.cell as usize / per_owner].push(ch.slot);
@@ -225,32 +271,20 @@ impl AoiIndex {
         );
     }
 
-    /// The third phase, for one run: its slots that change cell, enter or leave the grid, in
-    /// shortlist order, with their new cell keys ([`Self::move_one`]).
+    /// The split's third phase for one run, or the one pass's cell changes: slots that change
+    /// cell, enter or leave the grid, in shortlist order, with their new cell keys
+    /// ([`Self::move_one`]). The cell map's entries a cell change will look up are asked for
+    /// `AHEAD` changes before it ([`Self::prefetch_cell_change`]; the slot and its cell record
+    /// earlier, [`Self::prefetch_grid_ahead`]). `sparse_huge` 50k, whose walkers change cells
+    /// about 2,800 times an update (counted at stop 57): see `PERFORMANCE.md`, stops 31 and 57.
     fn change_cells(&mut self, moving: &[(u32, CellKey)]) {
         for (j, &(s, key)) in moving.iter().enumerate() {
             self.prefetch_grid_ahead(j, |j| moving.get(j).map(|m| m.0), |_| true);
-            // As [`Self::key_ahead`] does.
             if let Some(&(ahead, key)) = moving.get(j + AHEAD) {
                 self.prefetch_cell_change(ahead, key);
             }
             self.move_one(s, key);
         }
-    }
-
-    /// The cell key of change `j`'s slot now. Computed `AHEAD` changes before its move, so
-    /// that the cell map's entries a cell change will look up are asked for then
-    /// ([`Grid::prefetch_cell_change`](crate::grid::Grid::prefetch_cell_change); the slot and its
-    /// cell record were asked for earlier by [`Self::prefetch_grid_ahead`]). `sparse_huge` 50k,
-    /// whose walkers change cells about 2,800 times an update (counted at stop 57): see
-    /// `PERFORMANCE.md`, stops 31 and 57.
-    #[inline]
-    fn key_ahead(&self, j: usize) -> CellKey {
-        let s = self.changes[j].slot;
-        let slot = &self.slots[s as usize];
-        let key = self.grid.key(slot.p, slot.rules.instance);
-        self.prefetch_cell_change(s, key);
-        key
     }
 
     /// Asks for the cell map's entries that moving slot `s` to the cell of `key` will look up
@@ -264,23 +298,21 @@ impl AoiIndex {
         }
     }
 
-    /// Moves changed slot `s` to the cell of `key`, the cell of its position now (or edits its
-    /// member in place).
+    /// Moves changed slot `s`, which does not stay in its cell, to the cell of `key`, the cell of
+    /// its position now (carrying its lone cell there, [`Grid::carry_lone_member`], or out of
+    /// its cell and into that one), or out of the grid if it left it.
     #[inline(always)]
     fn move_one(&mut self, s: u32, key: CellKey) {
         let slot = &self.slots[s as usize];
         let (in_grid, cell, idx) = (slot.in_grid(), slot.cell, slot.member_index);
+        debug_assert!(
+            !stays_in_cell(slot, &self.grid, key),
+            "a slot that stays in its cell should have been edited in place"
+        );
         if cell != NO_CELL {
-            if stays_in_cell(slot, &self.grid, key) {
-                let member = self.member(s);
-                self.grid.edit_member(cell, idx, |m| *m = member);
-                return;
-            }
-            // Its own branch, not a flag on the one above: the flag cost every member that stays
-            // in its cell (uniform 10k, callgrind, 75.82 → 75.96 M instructions an update).
             if in_grid && self.grid.carry_lone_member(cell, key) {
-                let member = self.member(s);
-                self.grid.edit_member(cell, idx, |m| *m = member);
+                // Its start lies in the cell it was carried from.
+                self.write_whole_member(s, cell, idx, false);
                 // A cell change all the same (renumbering counts them).
                 self.relinks += 1;
                 return;
@@ -292,10 +324,22 @@ impl AoiIndex {
         }
     }
 
+    /// Writes slot `s`'s grid member whole, at index `idx` of cell `c`, and notes it written;
+    /// `in_cell` says whether its start lies in `c` too ([`Slot::member_in_cell`]).
+    #[inline(always)]
+    fn write_whole_member(&mut self, s: u32, c: u32, idx: u32, in_cell: bool) {
+        let member = self.member(s);
+        self.grid.edit_member(c, idx, |m| *m = member);
+        self.note_written(s);
+        self.slots[s as usize].set_member_in_cell(in_cell);
+    }
+
     fn unlink(&mut self, s: u32) {
+        self.note_written(s);
         let slot = &mut self.slots[s as usize];
         let (cell, idx) = (slot.cell, slot.member_index);
         slot.cell = NO_CELL;
+        slot.set_member_in_cell(false);
         if let Some(moved) = self.grid.remove(cell, idx) {
             self.slots[moved as usize].member_index = idx;
         }
@@ -312,11 +356,25 @@ impl AoiIndex {
         slot_at: impl Fn(usize) -> Option<u32>,
         wanted: impl Fn(&Slot) -> bool,
     ) {
-        let slot = |i: usize| slot_at(i).map(|s| &self.slots[s as usize]).filter(|slot| wanted(slot));
-        if let Some(slot) = slot(i + 2 * AHEAD) {
-            self.grid.prefetch_cell(slot.cell);
+        self.prefetch_grid_ahead_unless(i, slot_at, wanted, |_| false);
+    }
+
+    /// [`Self::prefetch_grid_ahead`], but the member and block of a slot `s` for which
+    /// `record_only(s)` holds are not asked for (only its cell record).
+    #[inline]
+    fn prefetch_grid_ahead_unless(
+        &self,
+        i: usize,
+        slot_at: impl Fn(usize) -> Option<u32>,
+        wanted: impl Fn(&Slot) -> bool,
+        record_only: impl Fn(u32) -> bool,
+    ) {
+        let slot = |i: usize| slot_at(i).filter(|&s| wanted(&self.slots[s as usize]));
+        if let Some(s) = slot(i + 2 * AHEAD) {
+            self.grid.prefetch_cell(self.slots[s as usize].cell);
         }
-        if let Some(slot) = slot(i + AHEAD) {
+        if let Some(s) = slot(i + AHEAD).filter(|&s| !record_only(s)) {
+            let slot = &self.slots[s as usize];
             self.grid.prefetch_member(slot.cell, slot.member_index);
         }
     }
@@ -328,15 +386,16 @@ impl AoiIndex {
     }
 
     /// Keeps the per-instance lists of `Always`-visible slots in step with change `i` of the
-    /// shortlist.
+    /// shortlist; whether the change is or was `Always` visible.
     #[inline(always)]
-    fn update_always(&mut self, i: usize) {
+    fn update_always(&mut self, i: usize) -> bool {
         let ch = &self.changes[i];
         let slot = &self.slots[ch.slot as usize];
         let old = OldView::at_start(ch.slot, slot, &self.old_views);
         let (was, is) = (always_in(&old.target(ch.old_p)), always_in(&slot.target()));
+        let at_an_end = was.is_some() || is.is_some();
         if was == is {
-            return;
+            return at_an_end;
         }
         if let Some(i) = was {
             let list = self
@@ -355,14 +414,19 @@ impl AoiIndex {
         if let Some(i) = is {
             self.always.entry(i).or_default().push(ch.slot);
         }
+        at_an_end
     }
 
+    /// Adds slot `s` to the cell of `key`, its member written whole (its start, if it moved,
+    /// lies elsewhere).
     pub(super) fn link(&mut self, s: u32, key: CellKey) {
         let member = self.member(s);
         let (cell, idx) = self.grid.insert(key, member);
+        self.note_written(s);
         let slot = &mut self.slots[s as usize];
         slot.cell = cell;
         slot.member_index = idx;
+        slot.set_member_in_cell(false);
         self.relinks += 1;
     }
 }
@@ -371,7 +435,7 @@ impl AoiIndex {
 /// the grid, and the cell is `key`'s. Such a move edits the member in place; the split's first
 /// phase and the one pass ([`AoiIndex::move_one`]) ask the same question.
 #[inline(always)]
-fn stays_in_cell(slot: &Slot, grid: &Grid, key: CellKey) -> bool {
+pub(super) fn stays_in_cell(slot: &Slot, grid: &Grid, key: CellKey) -> bool {
     slot.in_grid() && slot.cell != NO_CELL && grid.cells[slot.cell as usize].key == key
 }
 

@@ -63,6 +63,7 @@ impl AoiIndex {
         }
         self.wide.slots.iter_mut().for_each(remap);
         self.unsettled.iter_mut().for_each(remap);
+        self.remap_stale(&new_of_old);
         permute(&mut new_of_old, &mut self.slots, &mut self.entities, &mut self.lists);
         trim_slack(&mut self.slots);
         trim_slack(&mut self.entities);

@@ -30,8 +30,10 @@ impl AoiIndex {
     /// it if the automatic cell side must change) and, for the sorted-axes index, restores the
     /// order of the lists ([`Grid::restore_order`]). Until the next update settles them, their
     /// members carry what the scans need: recomputing observers `r2 = -1` (target scans skip
-    /// them), stepping ones their start position. With `pool`, the classification and the moves
-    /// are split over it ([`Self::classify_and_move`]).
+    /// them), stepping ones their start position; except the members of walkers alone around
+    /// their cells, which may be left stale while no scan reads them
+    /// ([`super::lazy_members`]; written here otherwise, [`Self::write_stale_members`]). With
+    /// `pool`, the classification and the moves are split over it ([`Self::classify_and_move`]).
     pub fn apply_changes(&mut self, flip_scan_min_seen: usize, busy_cell_share: f32, pool: Option<&TaskPool>) {
         // This update's count of standing observers added, also when there is nothing to add to.
         self.busy.scanned = 0;
@@ -53,10 +55,12 @@ impl AoiIndex {
         self.update_wide();
         self.place_wide();
         let rebuild = self.wanted_side();
+        self.begin_lazy_writes();
         self.classify_and_move(flip_scan_min_seen, rebuild.is_none(), pool);
         if let Some(side) = rebuild {
             self.rebuild(side);
         }
+        self.write_stale_members();
         let slots = &mut self.slots;
         // Members that changed places in a sorted cell count like cell changes in the grid.
         self.relinks += self.grid.restore_order(|s, idx| slots[s as usize].member_index = idx);
@@ -123,13 +127,16 @@ impl AoiIndex {
         Some((max * AUTO_SIDE_OVER_RADIUS).clamp(MIN_CELL_SIZE, MAX_CELL_SIZE))
     }
 
-    /// Re-buckets every indexed slot into a grid with a new side.
+    /// Re-buckets every indexed slot into a grid with a new side, each member written anew (none
+    /// stays stale, [`super::lazy_members`]).
     fn rebuild(&mut self, side: f32) {
         log::debug!("bevy_aoi: cell side {} -> {side}", self.grid.side());
         self.grid = Grid::new(side, self.plane.dims(), self.bounds, self.grid.kind());
         for s in 0..self.slots.len() as u32 {
-            self.slots[s as usize].cell = NO_CELL;
-            let slot = &self.slots[s as usize];
+            self.note_written(s);
+            let slot = &mut self.slots[s as usize];
+            slot.cell = NO_CELL;
+            slot.set_member_in_cell(false);
             if slot.in_grid() {
                 let key = self.grid.key(slot.p, slot.rules.instance);
                 self.link(s, key);
@@ -190,9 +197,10 @@ impl AoiIndex {
     }
 
     /// Resets the grid members [`Self::end_tick`] left unsettled, except those of slots on this
-    /// update's shortlist (their moves write new members): their start position becomes their
-    /// position, and they step no more. Runs before the moves, so every scan of this update
-    /// reads settled members. Change pickup counts the unsettled slots that are back on the
+    /// update's shortlist (their moves write new members) and stale ones (written whole when they
+    /// are written, [`super::lazy_members`]): their start position becomes their position, and
+    /// they step no more. Runs before the moves, so every scan of this update reads settled
+    /// members. Change pickup counts the unsettled slots that are back on the
     /// shortlist; when all are, this is `O(1)`.
     fn settle_members(&mut self) {
         // Where everything that changed last update changed again (everyone moving, or the same
@@ -209,11 +217,16 @@ impl AoiIndex {
         let settles = |slot: &Slot| slot.unsettled() && slot.cell != NO_CELL;
         for i in 0..self.unsettled.len() {
             self.prefetch_grid_ahead(i, |i| self.unsettled.get(i).copied(), settles);
-            let slot = &mut self.slots[self.unsettled[i] as usize];
-            let settled_now = settles(slot);
+            let s = self.unsettled[i];
+            // A stale member is written whole when it is written ([`super::lazy_members`]).
+            let stale = self.is_stale(s);
+            let slot = &mut self.slots[s as usize];
+            let settled_now = settles(slot) && !stale;
             // Off the list, whichever way: the flag marks exactly the slots on it.
             slot.set_unsettled(false);
             if settled_now {
+                // Its start is its position now, in its cell.
+                slot.set_member_in_cell(true);
                 let (c, idx, r2, p) = (slot.cell, slot.member_index, slot.settled_r2(), slot.p);
                 self.grid.edit_member(c, idx, |m| {
                     m.r2 = r2;

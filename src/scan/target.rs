@@ -221,6 +221,11 @@ pub(super) fn judge_into<'a>(
     (enters, leaves, seers): JudgeOut<'a>,
 ) -> impl FnMut(u32, ObserverEnds) + 'a {
     move |o, ends| {
+        // Its own member, met in its own cell, may be stale (`index::lazy_members`); a target
+        // is never its own observer's pair.
+        if o == t {
+            return;
+        }
         let (is, was, p) = match ends {
             ObserverEnds::Judge(start, end) => (sees(&end, &now), sees(&start, &before), end.p),
             ObserverEnds::SeesBoth(p) => (true, true, p),

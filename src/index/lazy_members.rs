@@ -1,0 +1,159 @@
+//! Lazy member writes for lone walkers: a changed slot that stays in a [lone](Grid::is_lone)
+//! cell (its only member, no occupied neighbour) may leave its grid member as an earlier update
+//! wrote it, since in most updates nothing but the walker itself reads that cell, and the
+//! walker's own scans skip its own member. In a sparse world that is most of the moves, each a
+//! member and a position block scattered over the heap (`sparse_huge` 50k: see
+//! `PERFORMANCE.md`, stop 84).
+//!
+//! Why nobody else reads such a member wrongly: every scan judges a member by distance tests of
+//! at most [the largest ordinary radius](AoiIndex::stale_members_unread), each between two points
+//! at the same time (the scanner and the member where both were at the start of the update, or
+//! where both are now), and a stale member's positions (then and now) lie in its cell
+//! ([`Slot::member_in_cell`]). While that reach is under a cell's side, no test from a point in a
+//! cell that is not adjacent passes, so a stale member could mislead only an entity that started
+//! or ends the update in the cells around it. A move leaves a member stale only if its cell was
+//! lone at the start of the moves ([`AoiIndex::may_leave_stale`]); before the scans,
+//! [`AoiIndex::write_stale_members`] writes those whose cells lost their lone bit in the moves
+//! ([`Grid::lost_lone`]), and every one when the update's scans reach farther or judge without
+//! distance (a wide observer changed, a jumped target is or was `Always` visible, views as wide as
+//! the cells). A rebuilt grid writes every member. Between updates,
+//! [`AoiIndex::observers_seeing`] meets a stale member only where it judges without distance.
+
+use super::AoiIndex;
+use super::moves::stays_in_cell;
+use crate::{bits, grid::CellKey};
+
+#[cfg(doc)]
+use crate::{grid::Grid, slot::Slot};
+
+/// Which grid members are stale, and what this update allows.
+#[derive(Default)]
+pub(super) struct LazyMembers {
+    /// Bit `s` is set while slot `s`'s grid member is stale: written by an earlier update, so
+    /// that only its slot, its cell and its index there are right.
+    stale: Vec<u64>,
+    /// Whether this update's moves may leave members stale: the grid index without bounds.
+    allowed: bool,
+    /// Whether some jumped change of this update is or was `Always` visible (its target scan
+    /// searches its whole instance, and judges without distance; a stepping one's does not).
+    pub always_jumped: bool,
+}
+
+impl AoiIndex {
+    /// Before the moves of an update: forgets the cells that lost their lone bit in the last
+    /// ([`Grid::begin_moves`]) and notes whether members may be left stale.
+    pub(super) fn begin_lazy_writes(&mut self) {
+        self.grid.begin_moves();
+        self.lazy.allowed = self.grid.windows_fit_near_origin(0.0);
+        self.lazy.always_jumped = false;
+        let words = self.slots.len().div_ceil(64);
+        if self.lazy.stale.len() < words {
+            self.lazy.stale.resize(words, 0);
+        }
+    }
+
+    /// Whether the move of changed slot `s` to the cell of `key` may leave its grid member
+    /// stale: members may be left stale this update, its member lies in its cell, the cell is
+    /// lone, its view did not change, it stays in the cell, and the cell is near the origin
+    /// (where [`Grid::windows_fit_near_origin`] answers). Asked while the members that stay are
+    /// edited, before any cell change of the update ([`AoiIndex::classify_and_move`]), so the
+    /// cell was lone at the start of the moves: no entity started the update in the cells
+    /// around. (If it is not lone when the moves are done, [`Self::write_stale_members`] writes
+    /// it.) Asked a few changes ahead of the move: none of this changes but by the slot's own
+    /// move. Reads the slot, a bit, and its cell's record.
+    #[inline(always)]
+    pub(super) fn may_leave_stale(&self, s: u32, key: CellKey) -> bool {
+        let slot = &self.slots[s as usize];
+        // The cheapest first: a crowd's members fail the lone bit.
+        self.lazy.allowed
+            && slot.member_in_cell()
+            && self.grid.is_lone(slot.cell)
+            && !slot.view_changed()
+            && stays_in_cell(slot, &self.grid, key)
+            && self.grid.near_origin(key)
+    }
+
+    /// Marks slot `s`'s member stale.
+    #[inline(always)]
+    pub(super) fn leave_stale(&mut self, s: u32) {
+        bits::insert(&mut self.lazy.stale, s as usize);
+    }
+
+    /// Marks slot `s`'s member as written (a move wrote it whole, or it left the grid).
+    #[inline(always)]
+    pub(super) fn note_written(&mut self, s: u32) {
+        let s = s as usize;
+        if s / 64 < self.lazy.stale.len() {
+            bits::remove(&mut self.lazy.stale, s);
+        }
+    }
+
+    /// Whether slot `s`'s grid member is stale. `O(1)`.
+    #[inline(always)]
+    pub(super) fn is_stale(&self, s: u32) -> bool {
+        let s = s as usize;
+        s / 64 < self.lazy.stale.len() && bits::contains(&self.lazy.stale, s)
+    }
+
+    /// Whether this update's scans leave the stale members of lone cells unread, once the
+    /// moves are done: no wide observer changed (its scans reach past the adjacent cells), no
+    /// jumped target is or was `Always` visible (its scan judges without distance), and the
+    /// largest ordinary radius, the farthest any distance test of a scan reaches (each tests
+    /// two points at the same time, start or now, against one observer's view), with its
+    /// rounding margin, is under 63/64 of a cell's side ([`Grid::windows_fit_near_origin`]):
+    /// less than two points of cells that are not adjacent are apart, near the origin.
+    fn stale_members_unread(&self) -> bool {
+        !self.lazy.always_jumped
+            && self.wide.slots.iter().all(|&w| !self.slots[w as usize].on_shortlist())
+            && self.grid.windows_fit_near_origin(self.ordinary_reach())
+    }
+
+    /// After the moves, before any scan: writes the stale members the scans may read. Those of
+    /// the cells that lost their lone bit in the moves, or every one when the scans may read
+    /// any ([`Self::stale_members_unread`] does not hold). (A rebuilt grid wrote every member.)
+    /// `O(cells that lost their lone bit)`, or `O(slots / 64 + stale members)`.
+    pub(super) fn write_stale_members(&mut self) {
+        if self.stale_members_unread() {
+            let lost = core::mem::take(&mut self.grid.lost_lone);
+            for &c in &lost {
+                for idx in 0..self.grid.cells[c as usize].members.len() {
+                    let s = self.grid.cells[c as usize].members[idx].slot;
+                    if self.is_stale(s) {
+                        self.write_member(s);
+                    }
+                }
+            }
+            self.grid.lost_lone = lost;
+            return;
+        }
+        let mut stale = core::mem::take(&mut self.lazy.stale);
+        for s in bits::iter(&stale) {
+            self.write_member(s as u32);
+        }
+        stale.fill(0);
+        self.lazy.stale = stale;
+    }
+
+    /// How many grid members are stale. `O(slots / 64)`.
+    pub(super) fn stale_members(&self) -> usize {
+        self.lazy.stale.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Writes slot `s`'s grid member whole, from its slot.
+    fn write_member(&mut self, s: u32) {
+        let member = self.member(s);
+        let slot = &self.slots[s as usize];
+        self.grid.edit_member(slot.cell, slot.member_index, |m| *m = member);
+        self.note_written(s);
+    }
+
+    /// Renames the stale members' slots by `new_of_old` (a renumbering).
+    pub(super) fn remap_stale(&mut self, new_of_old: &[u32]) {
+        let old = core::mem::take(&mut self.lazy.stale);
+        let mut stale = vec![0; new_of_old.len().div_ceil(64)];
+        for s in bits::iter(&old) {
+            bits::insert(&mut stale, new_of_old[s] as usize);
+        }
+        self.lazy.stale = stale;
+    }
+}
