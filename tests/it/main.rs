@@ -7,6 +7,7 @@ mod churn;
 mod determinism;
 mod explain;
 mod harness;
+mod lone_walkers;
 mod mixed_radii;
 mod model;
 mod no_sets;
