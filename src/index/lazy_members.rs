@@ -29,8 +29,10 @@ use crate::{grid::Grid, slot::Slot};
 /// Which grid members are stale, and what this update allows.
 #[derive(Default)]
 pub(super) struct LazyMembers {
-    /// Bit `s` is set while slot `s`'s grid member is stale: written by an earlier update, so
-    /// that only its slot, its cell and its index there are right.
+    /// Bit `s` is set while slot `s`'s grid member may be stale: written by an earlier update, so
+    /// that only its slot, its cell and its index there are right. (The split's edits in place,
+    /// `index/moves.rs`, write members whole without clearing their bits: such a bit costs one
+    /// more write.)
     stale: Vec<u64>,
     /// Whether this update's moves may leave members stale: the grid index without bounds.
     allowed: bool,
@@ -139,12 +141,11 @@ impl AoiIndex {
         self.lazy.stale.iter().map(|w| w.count_ones() as usize).sum()
     }
 
-    /// Writes slot `s`'s grid member whole, from its slot.
+    /// Writes slot `s`'s grid member whole, from its slot (in its cell, as it was).
     fn write_member(&mut self, s: u32) {
-        let member = self.member(s);
         let slot = &self.slots[s as usize];
-        self.grid.edit_member(slot.cell, slot.member_index, |m| *m = member);
-        self.note_written(s);
+        let (c, idx, in_cell) = (slot.cell, slot.member_index, slot.member_in_cell());
+        self.write_whole_member(s, c, idx, in_cell);
     }
 
     /// Renames the stale members' slots by `new_of_old` (a renumbering).

@@ -106,7 +106,8 @@ impl AoiIndex {
         moving.clear();
         // The new cell key of change `j` at `j % AHEAD`, from `AHEAD` changes before its move on,
         // and whether it stays in its cell and may leave its member stale
-        // ([`Self::may_leave_stale`]): then its member is not asked for.
+        // ([`Self::may_leave_stale`]). Its member is asked for only if it stays and is edited
+        // (the cell changes after this pass ask for their own).
         let mut keys = [CellKey::default(); AHEAD];
         let mut stale = [false; AHEAD];
         for j in 0..AHEAD.min(self.changes.len()) {
@@ -327,7 +328,7 @@ impl AoiIndex {
     /// Writes slot `s`'s grid member whole, at index `idx` of cell `c`, and notes it written;
     /// `in_cell` says whether its start lies in `c` too ([`Slot::member_in_cell`]).
     #[inline(always)]
-    fn write_whole_member(&mut self, s: u32, c: u32, idx: u32, in_cell: bool) {
+    pub(super) fn write_whole_member(&mut self, s: u32, c: u32, idx: u32, in_cell: bool) {
         let member = self.member(s);
         self.grid.edit_member(c, idx, |m| *m = member);
         self.note_written(s);

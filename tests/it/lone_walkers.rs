@@ -9,7 +9,7 @@ use bevy_ecs::prelude::*;
 use crate::harness::{Checked, Draws, Rng};
 
 /// What happens around the walkers besides their walk.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 struct Events {
     /// Walkers start in pairs heading for each other, and meet and part.
     meet: bool,
@@ -161,65 +161,62 @@ fn walks(plugin: AoiPlugin, events: Events, lazy: bool) {
     }
 }
 
+/// [`walks`] under the default plugin, expected to leave records stale.
+fn default_walks(events: Events) {
+    walks(AoiPlugin::default(), events, true);
+}
+
+/// No events: the walkers and the standing observers alone.
+const NONE: Events = Events {
+    meet: false,
+    teleport: false,
+    always: false,
+    wide: false,
+    watchers: false,
+    crowd: false,
+};
+
 #[test]
 fn lone_walkers_alone_match_brute_force() {
-    walks(AoiPlugin::default(), Events::default(), true);
+    default_walks(NONE);
 }
 
 #[test]
 fn lone_walkers_that_meet_and_part_match_brute_force() {
-    let meet = Events {
-        meet: true,
-        ..Default::default()
-    };
-    walks(AoiPlugin::default(), meet, true);
+    default_walks(Events { meet: true, ..NONE });
 }
 
 #[test]
 fn lone_walkers_with_teleports_beside_them_match_brute_force() {
-    let teleport = Events {
-        teleport: true,
-        ..Default::default()
-    };
-    walks(AoiPlugin::default(), teleport, true);
+    default_walks(Events { teleport: true, ..NONE });
 }
 
 #[test]
 fn lone_walkers_turning_always_visible_match_brute_force() {
-    let always = Events {
-        always: true,
-        ..Default::default()
-    };
-    walks(AoiPlugin::default(), always, true);
+    default_walks(Events { always: true, ..NONE });
 }
 
 #[test]
 fn lone_walkers_under_a_moving_wide_observer_match_brute_force() {
-    let wide = Events {
-        wide: true,
-        ..Default::default()
-    };
-    walks(AoiPlugin::default(), wide, true);
+    default_walks(Events { wide: true, ..NONE });
 }
 
 #[test]
 fn lone_walkers_watched_between_updates_match_brute_force() {
-    let watched = Events {
+    default_walks(Events {
         meet: true,
         watchers: true,
-        ..Default::default()
-    };
-    walks(AoiPlugin::default(), watched, true);
+        ..NONE
+    });
 }
 
 #[test]
 fn lone_walkers_beside_a_crowd_renumbered_match_brute_force() {
-    let crowd = Events {
+    default_walks(Events {
         meet: true,
         crowd: true,
-        ..Default::default()
-    };
-    walks(AoiPlugin::default(), crowd, true);
+        ..NONE
+    });
 }
 
 /// Cells smaller than the views: a view reaches past the cells around its own, so every record
@@ -230,11 +227,7 @@ fn lone_walkers_in_cells_smaller_than_their_views_match_brute_force() {
         cell_size: CellSize::Fixed(6.0),
         ..Default::default()
     };
-    let meet = Events {
-        meet: true,
-        ..Default::default()
-    };
-    walks(small_cells, meet, false);
+    walks(small_cells, Events { meet: true, ..NONE }, false);
 }
 
 /// A walker whose record was written as it crossed into a lone cell holds its start in the cell
