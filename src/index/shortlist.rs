@@ -200,8 +200,8 @@ impl AoiIndex {
     /// update's shortlist (their moves write new members) and stale ones (written whole when they
     /// are written, [`super::lazy_members`]): their start position becomes their position, and
     /// they step no more. Runs before the moves, so every scan of this update reads settled
-    /// members. Change pickup counts the unsettled slots that are back on the
-    /// shortlist; when all are, this is `O(1)`.
+    /// members. Change pickup counts the unsettled slots that are back on the shortlist; when all
+    /// are, this is `O(1)`.
     fn settle_members(&mut self) {
         // Where everything that changed last update changed again (everyone moving, or the same
         // few), there is nothing to settle: no pass over their slots.

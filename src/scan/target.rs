@@ -221,8 +221,8 @@ pub(super) fn judge_into<'a>(
     (enters, leaves, seers): JudgeOut<'a>,
 ) -> impl FnMut(u32, ObserverEnds) + 'a {
     move |o, ends| {
-        // Its own member, met in its own cell, may be stale (`index::lazy_members`); a target
-        // is never its own observer's pair.
+        // Its own member, met in its own cell, may be stale (`index::lazy_members`); an entity
+        // is never paired with itself.
         if o == t {
             return;
         }
