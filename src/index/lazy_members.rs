@@ -20,7 +20,6 @@
 //! [`AoiIndex::observers_seeing`] meets a stale member only where it judges without distance.
 
 use super::AoiIndex;
-use super::moves::stays_in_cell;
 use crate::{bits, grid::CellKey};
 
 #[cfg(doc)]
@@ -54,15 +53,14 @@ impl AoiIndex {
         }
     }
 
-    /// Whether the move of changed slot `s` to the cell of `key` may leave its grid member
-    /// stale: members may be left stale this update, its member lies in its cell, the cell is
-    /// lone, its view did not change, it stays in the cell, and the cell is near the origin
-    /// (where [`Grid::windows_fit_near_origin`] answers). Asked while the members that stay are
-    /// edited, before any cell change of the update ([`AoiIndex::classify_and_move`]), so the
-    /// cell was lone at the start of the moves: no entity started the update in the cells
-    /// around. (If it is not lone when the moves are done, [`Self::write_stale_members`] writes
-    /// it.) Asked a few changes ahead of the move: none of this changes but by the slot's own
-    /// move. Reads the slot, a bit, and its cell's record.
+    /// Whether the move of changed slot `s`, which stays in its cell (of `key`), may leave its
+    /// grid member stale: members may be left stale this update, its member lies in its cell,
+    /// the cell is lone, its view did not change, and the cell is near the origin (where
+    /// [`Grid::windows_fit_near_origin`] answers). Asked while the members that stay are edited,
+    /// before any cell change of the update ([`AoiIndex::classify_and_move`]), so the cell was
+    /// lone at the start of the moves: no entity started the update in the cells around. (If it
+    /// is not lone when the moves are done, [`Self::write_stale_members`] writes it.) Reads the
+    /// slot and a bit.
     #[inline(always)]
     pub(super) fn may_leave_stale(&self, s: u32, key: CellKey) -> bool {
         let slot = &self.slots[s as usize];
@@ -71,7 +69,6 @@ impl AoiIndex {
             && slot.member_in_cell()
             && self.grid.is_lone(slot.cell)
             && !slot.view_changed()
-            && stays_in_cell(slot, &self.grid, key)
             && self.grid.near_origin(key)
     }
 

@@ -44,6 +44,19 @@ struct StepRules {
     flip_scan_min_seen: usize,
 }
 
+/// What the pass on the calling thread ([`AoiIndex::classify_and_move`]) does with a change's
+/// grid member ([`AoiIndex::member_move`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum MemberMove {
+    /// It stays in its cell and leaves its member stale ([`AoiIndex::may_leave_stale`]).
+    LeaveStale,
+    /// It stays in its cell and its member is edited in place.
+    Edit,
+    /// It changes cell, enters the grid or leaves it: moved after the pass
+    /// ([`AoiIndex::change_cells`]).
+    ChangeCell,
+}
+
 /// One run's share of [`AoiIndex::classify_and_move_split`], its buffers kept between updates.
 #[derive(Default)]
 pub(super) struct MovePlan {
@@ -104,25 +117,22 @@ impl AoiIndex {
         let (mut largest, mut stepped) = (0.0f32, 0);
         let mut moving = core::mem::take(&mut self.moving_here);
         moving.clear();
-        // The new cell key of change `j` at `j % AHEAD`, from `AHEAD` changes before its move on,
-        // and whether it stays in its cell and may leave its member stale
-        // ([`Self::may_leave_stale`]). Its member is asked for only if it stays and is edited
+        // The new cell key of change `j` and what its move does to its member, at `j % AHEAD`,
+        // from `AHEAD` changes before its move on. Its member is asked for only if it is edited
         // (the cell changes after this pass ask for their own).
-        let mut keys = [CellKey::default(); AHEAD];
-        let mut stale = [false; AHEAD];
-        for j in 0..AHEAD.min(self.changes.len()) {
-            (keys[j], stale[j]) = self.key_and_staleness(j);
+        let mut ahead = [(CellKey::default(), MemberMove::Edit); AHEAD];
+        for (j, next) in ahead.iter_mut().enumerate().take(self.changes.len()) {
+            *next = self.member_move(j);
         }
         for i in 0..self.changes.len() {
-            let (key, leave_stale) = (keys[i % AHEAD], stale[i % AHEAD]);
+            let (key, member_move) = ahead[i % AHEAD];
             if moves {
                 if i + AHEAD < self.changes.len() {
-                    (keys[i % AHEAD], stale[i % AHEAD]) = self.key_and_staleness(i + AHEAD);
+                    ahead[i % AHEAD] = self.member_move(i + AHEAD);
                 }
                 let slot_at = |i| self.changes.get(i).map(|ch: &Change| ch.slot);
-                let (key_ahead, stale_ahead) = (keys[i % AHEAD], stale[i % AHEAD]);
-                let edited = |s: u32| !stale_ahead && stays_in_cell(&self.slots[s as usize], &self.grid, key_ahead);
-                self.prefetch_grid_ahead_unless(i, slot_at, |_| true, |s| !edited(s));
+                let record_only = ahead[i % AHEAD].1 != MemberMove::Edit;
+                self.prefetch_grid_ahead_unless(i, slot_at, |_| true, |_| record_only);
             }
             let always_at_an_end = self.update_always(i);
             let ch = &self.changes[i];
@@ -136,15 +146,12 @@ impl AoiIndex {
             if !moves {
                 continue;
             }
-            let s = ch.slot;
-            let slot = &self.slots[s as usize];
-            if leave_stale {
-                self.leave_stale(s);
-            } else if stays_in_cell(slot, &self.grid, key) {
+            let (s, slot) = (ch.slot, &self.slots[ch.slot as usize]);
+            match member_move {
+                MemberMove::LeaveStale => self.leave_stale(s),
                 // Its start (in this cell, where the slot was) and its position now.
-                self.write_whole_member(s, slot.cell, slot.member_index, true);
-            } else {
-                moving.push((s, key));
+                MemberMove::Edit => self.write_whole_member(s, slot.cell, slot.member_index, true),
+                MemberMove::ChangeCell => moving.push((s, key)),
             }
         }
         self.change_cells(&moving);
@@ -152,14 +159,24 @@ impl AoiIndex {
         (largest, stepped)
     }
 
-    /// The cell key of change `j`'s slot now, and whether its move may leave its member stale
-    /// ([`Self::may_leave_stale`]). Reads its slot and its cell's record.
+    /// The cell key of change `j`'s slot now, and what its move does to its member: if it stays
+    /// in its cell, edited in place or [left stale](Self::may_leave_stale), else moved with a
+    /// cell change after the pass. Reads its slot and its cell's record. Asked `AHEAD` changes
+    /// before the move: none of it changes but by the slot's own move, and the pass makes no
+    /// cell change.
     #[inline(always)]
-    fn key_and_staleness(&self, j: usize) -> (CellKey, bool) {
+    fn member_move(&self, j: usize) -> (CellKey, MemberMove) {
         let s = self.changes[j].slot;
         let slot = &self.slots[s as usize];
         let key = self.grid.key(slot.p, slot.rules.instance);
-        (key, self.may_leave_stale(s, key))
+        let member_move = if !stays_in_cell(slot, &self.grid, key) {
+            MemberMove::ChangeCell
+        } else if self.may_leave_stale(s, key) {
+            MemberMove::LeaveStale
+        } else {
+            MemberMove::Edit
+        };
+        (key, member_move)
     }
 
     /// [`Self::classify_and_move`] on `pool`, for the grid index, in the three phases of the
@@ -433,10 +450,11 @@ impl AoiIndex {
 }
 
 /// Whether `slot`, whose cell is now that of `key`, stays in its cell: it is in one and stays in
-/// the grid, and the cell is `key`'s. Such a move edits the member in place; the split's first
-/// phase and the one pass ([`AoiIndex::move_one`]) ask the same question.
+/// the grid, and the cell is `key`'s. Such a move edits the member in place (or leaves it
+/// stale); the split's first phase and the one pass ([`AoiIndex::member_move`]) ask the same
+/// question, and [`AoiIndex::move_one`] checks that its slots do not stay.
 #[inline(always)]
-pub(super) fn stays_in_cell(slot: &Slot, grid: &Grid, key: CellKey) -> bool {
+fn stays_in_cell(slot: &Slot, grid: &Grid, key: CellKey) -> bool {
     slot.in_grid() && slot.cell != NO_CELL && grid.cells[slot.cell as usize].key == key
 }
 
