@@ -206,9 +206,10 @@ impl AoiIndex {
             self.lazy.always_jumped |= plan.always_jumped;
             let (moving, always) = (core::mem::take(&mut plan.moving), core::mem::take(&mut plan.always));
             self.change_cells(&moving);
-            always.iter().for_each(|&i| {
+            for &i in &always {
+                // Whether it is or was `Always` visible is in the plan already.
                 self.update_always(i as usize);
-            });
+            }
             (self.move_plans[k].moving, self.move_plans[k].always) = (moving, always);
         }
         (largest, stepped)
