@@ -33,6 +33,12 @@ pub(crate) fn contains(words: &[u64], i: usize) -> bool {
     words[i / 64] >> (i % 64) & 1 == 1
 }
 
+/// Whether bit `i` is set, every bit past the last word being clear.
+#[inline(always)]
+pub(crate) fn contains_or_past(words: &[u64], i: usize) -> bool {
+    words.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,5 +60,9 @@ mod tests {
             "contains follows the edits"
         );
         assert_eq!(iter(&[0, 0]).count(), 0, "an empty set has no bits");
+        assert!(
+            contains_or_past(&words, 191) && !contains_or_past(&words, 192),
+            "a bit past the last word should be clear"
+        );
     }
 }

@@ -27,6 +27,7 @@ pub(crate) use marks::MarksPool;
 pub(crate) use target::target;
 
 use crate::{
+    bits,
     components::{merge_targets, reserve_with_headroom},
     config::IndexKind,
     grid::{Cell, FLIP_BATCH, Grid, Member, SpreadViews},
@@ -142,6 +143,8 @@ pub(crate) struct View<'a> {
     /// grid index: only then can a cell's clean observers all be blind to a target's layers,
     /// and only a grid's cells are small enough to ask (a sorted instance is one cell).
     pub narrow_sees: bool,
+    /// Bit `s` is set while slot `s`'s grid member is stale ([`AoiIndex::stale_member_bits`]).
+    pub stale: &'a [u64],
 }
 
 impl<'a> View<'a> {
@@ -158,7 +161,22 @@ impl<'a> View<'a> {
             touches: (index.owned > 0).then_some(&index.touches),
             keeps_sets: index.keeps_sets,
             narrow_sees: index.narrow_observers > 0 && index.grid.kind() == IndexKind::Grid,
+            stale: index.stale_member_bits(),
         }
+    }
+
+    /// Drops from `cells` the cells that hold a stale member: lone cells, listed only where a
+    /// window reaches past the cells around its scanner's. A stale member's entity is in its
+    /// cell now and was at the start of the update, while the scanner was not next to it then
+    /// and is not now: at both ends it is out of every view the scans test, whatever its member
+    /// says (`index/lazy_members.rs`). `O(cells listed)`: a lone bit each, and the member of a
+    /// lone cell.
+    pub fn drop_stale_cells(self, cells: &mut Vec<u32>) {
+        let grid = self.grid;
+        cells.retain(|&c| {
+            let only = || grid.cells[c as usize].members[0].slot as usize;
+            !(grid.is_lone(c) && bits::contains_or_past(self.stale, only()))
+        });
     }
 
     /// Whether some clean observer of `cell` may see a target of layers `member`: it has clean
@@ -196,7 +214,9 @@ pub(crate) fn observer_group(
     let window = grid.cell_window(grid.cells[cell as usize].key, reach);
     let mut cells = core::mem::take(&mut scratch.cells);
     cells.clear();
-    grid.cells_around(cell, &window, &mut cells);
+    if !grid.cells_around(cell, &window, &mut cells) {
+        view.drop_stale_cells(&mut cells);
+    }
     // The stepping observers that take the plain flip scan share their passes over the cells,
     // up to `FLIP_BATCH` at a time; the others are scanned one by one. (A sorted instance is one
     // cell, scanned by each observer's own slab.)

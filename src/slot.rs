@@ -114,10 +114,6 @@ slot_flags! {
     /// On the shortlist with a view (indexed or not, radius, rectangle, rules) other than at the
     /// start of the tick, which the index keeps in its `old_views` ([`OldView`]).
     ViewChanged, view_changed, set_view_changed;
-    /// Its grid member's position and start position both lie in its cell (the member was last
-    /// written where it stayed in its cell, or settled there): a write of that member may wait
-    /// while its cell is lone ([`crate::index`]'s lazy member writes).
-    MemberInCell, member_in_cell, set_member_in_cell;
 }
 
 impl Flag {

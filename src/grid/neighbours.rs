@@ -68,13 +68,13 @@ impl Grid {
 
     /// Like [`Self::cells_in`], for a window around the occupied cell `c`: when the window
     /// reaches no farther than the adjacent cells, it is answered from `c`'s neighbour list
-    /// without hashing.
-    pub fn cells_around(&self, c: u32, w: &Window, out: &mut Vec<u32>) {
+    /// without hashing. Returns whether it was (so every cell listed is `c` or adjacent to it).
+    pub fn cells_around(&self, c: u32, w: &Window, out: &mut Vec<u32>) -> bool {
         let cell = &self.cells[c as usize];
         let k = cell.key;
         if !w.within_one_cell_of(k) {
             self.cells_in(w, out);
-            return;
+            return false;
         }
         if w.contains(k) {
             out.push(c);
@@ -84,6 +84,7 @@ impl Grid {
                 out.push(n);
             }
         }
+        true
     }
 
     /// Whether the window of `reach` around `p`, a point of occupied cell `c`
@@ -143,7 +144,10 @@ mod tests {
         );
         assert_eq!(grid.cells[b as usize].near, vec![a, c], "b touches both");
         let mut out = Vec::new();
-        grid.cells_around(b, &grid.window([15.0, 15.0, 0.0], 9.0, 0), &mut out);
+        assert!(
+            grid.cells_around(b, &grid.window([15.0, 15.0, 0.0], 9.0, 0), &mut out),
+            "an adjacent window should be answered from the neighbour list"
+        );
         assert_eq!(
             out,
             vec![b, a, c],
@@ -152,7 +156,10 @@ mod tests {
         grid.remove(a, ia);
         assert_eq!(grid.cells[b as usize].near, vec![c], "a freed cell should be unlinked");
         out.clear();
-        grid.cells_around(b, &grid.window([15.0, 15.0, 0.0], 30.0, 0), &mut out);
+        assert!(
+            !grid.cells_around(b, &grid.window([15.0, 15.0, 0.0], 30.0, 0), &mut out),
+            "a wider window should not be answered from the neighbour list"
+        );
         assert_eq!(
             out,
             vec![b, c],

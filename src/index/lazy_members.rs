@@ -5,25 +5,30 @@
 //! member and a position block scattered over the heap (`sparse_huge` 50k: see
 //! `PERFORMANCE.md`, stop 84).
 //!
-//! Why nobody else reads such a member wrongly: every scan judges a member by distance tests of
-//! at most [the largest ordinary radius](AoiIndex::stale_members_unread), each between two points
-//! at the same time (the scanner and the member where both were at the start of the update, or
-//! where both are now), and a stale member's positions (then and now) lie in its cell
-//! ([`Slot::member_in_cell`]). While that reach is under a cell's side, no test from a point in a
-//! cell that is not adjacent passes, so a stale member could mislead only an entity that started
-//! or ends the update in the cells around it. A move leaves a member stale only if its cell was
-//! lone at the start of the moves ([`AoiIndex::may_leave_stale`]); before the scans,
-//! [`AoiIndex::write_stale_members`] writes those whose cells lost their lone bit in the moves
-//! ([`Grid::lost_lone`]), and every one when the update's scans reach farther or judge without
-//! distance (a wide observer changed, a jumped target is or was `Always` visible, views as wide as
-//! the cells). A rebuilt grid writes every member. Between updates,
-//! [`AoiIndex::observers_seeing`] meets a stale member only where it judges without distance.
+//! Why no scan judges such a member wrongly. Its entity was in its cell at the start of the
+//! update and is there now; only its member may say otherwise (written as it crossed into the
+//! cell, it holds a start in the cell it left). Every scan judges a pair by distance tests of at
+//! most [the largest ordinary radius](AoiIndex::stale_members_unread), each between two points at
+//! the same time (where both were at the start of the update, or where both are now). While that
+//! reach is under a cell's side, an entity that neither started nor ends the update in the cells
+//! around a stale member's sees it at neither end and is seen by it at neither. A move leaves a
+//! member stale only if its cell was lone at the start of the moves
+//! ([`AoiIndex::may_leave_stale`]); before the scans, [`AoiIndex::write_stale_members`] writes
+//! those whose cells lost their lone bit in the moves ([`Grid::lost_lone`]), and every one when
+//! the update's scans reach farther or judge without distance (a wide observer changed, a jumped
+//! target is or was `Always` visible, views as wide as the cells). So at the scans, no entity but
+//! a stale member's own started or ends the update next to its cell: a scan lists that cell only
+//! where its window reaches past the cells around its scanner's, and there leaves it out
+//! (`View::drop_stale_cells` in `scan.rs`). A rebuilt grid writes every member. Between updates,
+//! [`AoiIndex::observers_seeing`] searches the cells around an entity by where members are now (a
+//! stale member's position lies in its cell), and meets a stale member only in a whole instance,
+//! where it judges without distance.
 
 use super::AoiIndex;
 use crate::{bits, grid::CellKey};
 
 #[cfg(doc)]
-use crate::{grid::Grid, slot::Slot};
+use crate::grid::Grid;
 
 /// Which grid members are stale, and what this update allows.
 #[derive(Default)]
@@ -54,8 +59,8 @@ impl AoiIndex {
     }
 
     /// Whether the move of changed slot `s`, which stays in its cell (of `key`), may leave its
-    /// grid member stale: members may be left stale this update, its member lies in its cell,
-    /// the cell is lone, its view did not change, and the cell is near the origin (where
+    /// grid member stale: members may be left stale this update, the cell is lone, its view did
+    /// not change, and the cell is near the origin (where
     /// [`Grid::windows_fit_near_origin`] answers). Asked while the members that stay are edited,
     /// before any cell change of the update ([`AoiIndex::classify_and_move`]), so the cell was
     /// lone at the start of the moves: no entity started the update in the cells around. (If it
@@ -65,11 +70,7 @@ impl AoiIndex {
     pub(super) fn may_leave_stale(&self, s: u32, key: CellKey) -> bool {
         let slot = &self.slots[s as usize];
         // The cheapest first: a crowd's members fail the lone bit.
-        self.lazy.allowed
-            && slot.member_in_cell()
-            && self.grid.is_lone(slot.cell)
-            && !slot.view_changed()
-            && self.grid.near_origin(key)
+        self.lazy.allowed && self.grid.is_lone(slot.cell) && !slot.view_changed() && self.grid.near_origin(key)
     }
 
     /// Marks slot `s`'s member stale.
@@ -90,8 +91,7 @@ impl AoiIndex {
     /// Whether slot `s`'s grid member is stale. `O(1)`.
     #[inline(always)]
     pub(super) fn is_stale(&self, s: u32) -> bool {
-        let s = s as usize;
-        s / 64 < self.lazy.stale.len() && bits::contains(&self.lazy.stale, s)
+        bits::contains_or_past(&self.lazy.stale, s as usize)
     }
 
     /// Whether this update's scans leave the stale members of lone cells unread, once the
@@ -133,6 +133,12 @@ impl AoiIndex {
         self.lazy.stale = stale;
     }
 
+    /// Bit `s` is set while slot `s`'s grid member is stale (the slice may end before the last
+    /// slot's word: the bits past it are clear).
+    pub(crate) fn stale_member_bits(&self) -> &[u64] {
+        &self.lazy.stale
+    }
+
     /// How many grid members are stale. `O(slots / 64)`.
     pub(super) fn stale_members(&self) -> usize {
         self.lazy.stale.iter().map(|w| w.count_ones() as usize).sum()
@@ -141,8 +147,8 @@ impl AoiIndex {
     /// Writes slot `s`'s grid member whole, from its slot (in its cell, as it was).
     fn write_member(&mut self, s: u32) {
         let slot = &self.slots[s as usize];
-        let (c, idx, in_cell) = (slot.cell, slot.member_index, slot.member_in_cell());
-        self.write_whole_member(s, c, idx, in_cell);
+        let (c, idx) = (slot.cell, slot.member_index);
+        self.write_whole_member(s, c, idx);
     }
 
     /// Renames the stale members' slots by `new_of_old` (a renumbering).

@@ -150,7 +150,7 @@ impl AoiIndex {
             match member_move {
                 MemberMove::LeaveStale => self.leave_stale(s),
                 // Its start (in this cell, where the slot was) and its position now.
-                MemberMove::Edit => self.write_whole_member(s, slot.cell, slot.member_index, true),
+                MemberMove::Edit => self.write_whole_member(s, slot.cell, slot.member_index),
                 MemberMove::ChangeCell => moving.push((s, key)),
             }
         }
@@ -330,8 +330,7 @@ impl AoiIndex {
         );
         if cell != NO_CELL {
             if in_grid && self.grid.carry_lone_member(cell, key) {
-                // Its start lies in the cell it was carried from.
-                self.write_whole_member(s, cell, idx, false);
+                self.write_whole_member(s, cell, idx);
                 // A cell change all the same (renumbering counts them).
                 self.relinks += 1;
                 return;
@@ -343,14 +342,12 @@ impl AoiIndex {
         }
     }
 
-    /// Writes slot `s`'s grid member whole, at index `idx` of cell `c`, and notes it written;
-    /// `in_cell` says whether its start lies in `c` too ([`Slot::member_in_cell`]).
+    /// Writes slot `s`'s grid member whole, at index `idx` of cell `c`, and notes it written.
     #[inline(always)]
-    pub(super) fn write_whole_member(&mut self, s: u32, c: u32, idx: u32, in_cell: bool) {
+    pub(super) fn write_whole_member(&mut self, s: u32, c: u32, idx: u32) {
         let member = self.member(s);
         self.grid.edit_member(c, idx, |m| *m = member);
         self.note_written(s);
-        self.slots[s as usize].set_member_in_cell(in_cell);
     }
 
     fn unlink(&mut self, s: u32) {
@@ -358,7 +355,6 @@ impl AoiIndex {
         let slot = &mut self.slots[s as usize];
         let (cell, idx) = (slot.cell, slot.member_index);
         slot.cell = NO_CELL;
-        slot.set_member_in_cell(false);
         if let Some(moved) = self.grid.remove(cell, idx) {
             self.slots[moved as usize].member_index = idx;
         }
@@ -445,7 +441,6 @@ impl AoiIndex {
         let slot = &mut self.slots[s as usize];
         slot.cell = cell;
         slot.member_index = idx;
-        slot.set_member_in_cell(false);
         self.relinks += 1;
     }
 }

@@ -136,7 +136,6 @@ impl AoiIndex {
             self.note_written(s);
             let slot = &mut self.slots[s as usize];
             slot.cell = NO_CELL;
-            slot.set_member_in_cell(false);
             if slot.in_grid() {
                 let key = self.grid.key(slot.p, slot.rules.instance);
                 self.link(s, key);
@@ -225,8 +224,6 @@ impl AoiIndex {
             // Off the list, whichever way: the flag marks exactly the slots on it.
             slot.set_unsettled(false);
             if settled_now {
-                // Its start is its position now, in its cell.
-                slot.set_member_in_cell(true);
                 let (c, idx, r2, p) = (slot.cell, slot.member_index, slot.settled_r2(), slot.p);
                 self.grid.edit_member(c, idx, |m| {
                     m.r2 = r2;

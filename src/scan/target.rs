@@ -16,9 +16,11 @@ use crate::{
 
 /// The cells where the observers affected by one changed target are: around its old and new
 /// positions (within `reach`) in their instances, or every cell of an instance where it is or
-/// was `Always` visible. Each cell is listed once.
-fn target_cells(grid: &Grid, me: &Slot, before: &TargetState, reach: f32, out: &mut Vec<u32>) {
-    match (
+/// was `Always` visible. Each cell is listed once. Where the regions reach past the cells around
+/// its own, the cells of stale members are left out ([`View::drop_stale_cells`]).
+fn target_cells(view: View, me: &Slot, before: &TargetState, reach: f32, out: &mut Vec<u32>) {
+    let grid = view.grid;
+    let adjacent = match (
         grid.observer_region(&me.target(), reach),
         grid.observer_region(before, reach),
     ) {
@@ -28,7 +30,11 @@ fn target_cells(grid: &Grid, me: &Slot, before: &TargetState, reach: f32, out: &
             for w in a.iter().chain(b.iter()) {
                 grid.cells_in(w, out);
             }
+            false
         }
+    };
+    if !adjacent {
+        view.drop_stale_cells(out);
     }
 }
 
@@ -145,7 +151,7 @@ pub(crate) fn target(
         .all(|&m| m != AoiVisibility::Always);
     let mut cells = core::mem::take(&mut scratch.cells);
     cells.clear();
-    target_cells(view.grid, me, &before, reach, &mut cells);
+    target_cells(view, me, &before, reach, &mut cells);
     for &c in &cells {
         let cell = &view.grid.cells[c as usize];
         let instance = cell.key[3] as u32;

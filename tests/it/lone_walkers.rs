@@ -231,10 +231,12 @@ fn lone_walkers_in_cells_smaller_than_their_views_match_brute_force() {
 }
 
 /// A walker whose record was written as it crossed into a lone cell holds its start in the cell
-/// it left: the next update must not leave that record stale, or a target that jumps from beside
-/// the cell left behind judges the walker where it started the update before. Cells of 11.25
-/// (views of 10), a step limit of half a cell (fast walkers far away), and `flip_scan_min_seen`
-/// 0, so the walker steps as an observer and its record carries its radius.
+/// it left, and the next update leaves that record stale: a target that jumps from beside the
+/// cell left behind searches (its views' reach plus the largest step) two cells around where it
+/// started, so it lists the walker's cell, and must leave it out, or it judges the walker where it
+/// started the update before. Cells of 11.25 (views of 10), a step limit of half a cell (fast
+/// walkers far away), and `flip_scan_min_seen` 0, so the walker steps as an observer and its
+/// record carries its radius.
 #[test]
 fn a_walker_that_crossed_into_a_lone_cell_is_judged_where_it_started_the_update() {
     let mut app = Checked::new(AoiPlugin::default());
@@ -282,6 +284,67 @@ fn a_walker_that_crossed_into_a_lone_cell_is_judged_where_it_started_the_update(
     assert!(
         !app.opened(walker, target),
         "the walker should never have seen the target"
+    );
+}
+
+/// The crossing of the test above, seen by a stepping observer: the walker's record, stale in
+/// the update after it crossed into a lone cell, holds a start 9.8 from where the observer
+/// starts that update, two cells above the walker's. The observer's flip scan reaches past the
+/// cells around its own (its radius plus its step and the largest step), so it lists the
+/// walker's cell, and must leave it out, or it takes the walker for one it saw at the start.
+#[test]
+fn a_stepping_observer_two_cells_away_leaves_a_stale_walker_out() {
+    let mut app = Checked::new(AoiPlugin::default());
+    app.world().insert_resource(AoiSettings {
+        flip_scan_min_seen: 0,
+        ..Default::default()
+    });
+    let walker = app
+        .world()
+        .spawn((Position::new(16.75, 1.5), ViewRange::new(10.0)))
+        .id();
+    let observer = app
+        .world()
+        .spawn((Position::new(16.75, 11.3), ViewRange::new(10.0)))
+        .id();
+    let fast: Vec<Entity> = (0..300)
+        .map(|i| app.world().spawn(Position::new(10_000.0 + 20.0 * i as f32, 0.0)).id())
+        .collect();
+    let step = |app: &mut Checked, e: Entity, dy: f32| {
+        app.world().get_mut::<Position>(e).expect("it should have a Position").y += dy;
+    };
+    let steps_fast = |app: &mut Checked| {
+        for &f in &fast {
+            app.world().get_mut::<Position>(f).expect("it should have a Position").x += 4.0;
+        }
+    };
+    app.update();
+    assert!(
+        app.opened(observer, walker),
+        "the observer should see the walker 9.8 away"
+    );
+    steps_fast(&mut app);
+    app.update();
+    let limit = app.world().resource::<AoiStats>().step_limit;
+    assert!(limit > 5.0, "the step limit should be half a cell (it is {limit})");
+    // Across into cell (1, -1), 14.8 from the observer, stepping (5 is within the limit).
+    steps_fast(&mut app);
+    step(&mut app, walker, -5.0);
+    app.update();
+    assert!(!app.opened(observer, walker), "the walker should have left the view");
+    // The walker steps within its lone cell, its record left stale (its start at 1.5); the
+    // observer steps within cell (1, 1).
+    steps_fast(&mut app);
+    step(&mut app, walker, -0.5);
+    step(&mut app, observer, 0.5);
+    app.update();
+    assert!(
+        app.world().resource::<AoiStats>().deferred_grid_writes > 0,
+        "the walker's record should have been left stale"
+    );
+    assert!(
+        !app.opened(observer, walker),
+        "the observer should still not see the walker"
     );
 }
 
