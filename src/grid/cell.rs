@@ -103,6 +103,22 @@ impl Cell {
         m.p[0].to_bits() != x.to_bits()
     }
 
+    /// Sets the cell's only member to `member`, as [`Self::edit_member`] would, but reading
+    /// nothing of the member or its block before (writes do not wait on a line that is not in
+    /// cache; the reads of an edit do).
+    #[inline(always)]
+    pub fn set_only_member(&mut self, member: Member) {
+        debug_assert_eq!(
+            self.members.len(),
+            1,
+            "set_only_member should be asked of a cell of one"
+        );
+        self.members[0] = member;
+        self.clean = CleanObservers::default();
+        self.clean.add(&member);
+        self.pos.set_only(&member);
+    }
+
     /// Hints the CPU to bring member `idx` and its position block into cache (nothing if there is
     /// no such member).
     #[inline]

@@ -353,6 +353,15 @@ impl Positions {
         self.rects = self.rects - u32::from(was) + u32::from(m.rect().is_some());
     }
 
+    /// Sets the only member's values to `m`'s, reading nothing of what they were (no load to
+    /// wait on where the block is not in cache).
+    #[inline(always)]
+    pub fn set_only(&mut self, m: &Member) {
+        debug_assert_eq!(self.len(), 1, "set_only should be asked of one member");
+        self.write(0, m);
+        self.rects = u32::from(m.rect().is_some());
+    }
+
     /// Writes `m`'s values into member `i`'s lanes (the count of rectangles left to the caller).
     #[inline]
     fn write(&mut self, i: usize, m: &Member) {

@@ -330,7 +330,11 @@ impl AoiIndex {
         );
         if cell != NO_CELL {
             if in_grid && self.grid.carry_lone_member(cell, key) {
-                self.write_whole_member(s, cell, idx);
+                // Its only member, written without a read of the old one.
+                debug_assert_eq!(idx, 0, "a carried cell's member should be its first");
+                let member = self.member(s);
+                self.grid.cells[cell as usize].set_only_member(member);
+                self.note_written(s);
                 // A cell change all the same (renumbering counts them).
                 self.relinks += 1;
                 return;
