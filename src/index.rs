@@ -34,7 +34,7 @@ use step_limit::StepLimit;
 
 use crate::{
     config::{AoiBounds, CellSize, IndexKind, Plane},
-    grid::{CellKey, Grid, Member},
+    grid::{Grid, Member},
     radix::KeySort,
     slot::{Change, OldView, Slot, observer_of},
     visibility::{ObserverState, sees},
@@ -132,7 +132,7 @@ pub(crate) struct AoiIndex {
     move_plans: Vec<moves::MovePlan>,
     /// The classification and moves on the calling thread: the changes that change cell, enter
     /// or leave the grid, with their new cell keys, moved after the others.
-    moving_here: Vec<(u32, CellKey)>,
+    moving_here: Vec<moves::CellChange>,
     /// Which grid members are stale ([`lazy_members`]).
     lazy: lazy_members::LazyMembers,
 }

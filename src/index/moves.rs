@@ -53,8 +53,20 @@ enum MemberMove {
     /// It stays in its cell and its member is edited in place.
     Edit,
     /// It changes cell, enters the grid or leaves it: moved after the pass
-    /// ([`AoiIndex::change_cells`]).
-    ChangeCell,
+    /// ([`AoiIndex::change_cells`]); `lazy` says whether a carry of its cell may leave its member
+    /// stale (as [`Self::LeaveStale`] would, its cell lone at the start of the moves).
+    ChangeCell { lazy: bool },
+}
+
+/// A change whose slot changes cell, enters the grid or leaves it ([`AoiIndex::change_cells`]).
+#[derive(Clone, Copy)]
+pub(super) struct CellChange {
+    pub slot: u32,
+    /// The key of its cell now.
+    pub key: CellKey,
+    /// Whether, if its lone cell is carried, its member may be left stale
+    /// ([`AoiIndex::may_leave_stale`] held before any cell change of the update).
+    pub lazy: bool,
 }
 
 /// One run's share of [`AoiIndex::classify_and_move_split`], its buffers kept between updates.
@@ -63,7 +75,7 @@ pub(super) struct MovePlan {
     /// By the task that owns their cell: the run's slots that stay in their cell.
     stays: Vec<Vec<u32>>,
     /// The run's slots that change cell, enter or leave the grid, with their new cell keys.
-    moving: Vec<(u32, CellKey)>,
+    moving: Vec<CellChange>,
     /// The places on the shortlist of the run's changes whose `Always` visibility changed.
     always: Vec<u32>,
     /// The run's moves, counted against the step limits.
@@ -151,7 +163,7 @@ impl AoiIndex {
                 MemberMove::LeaveStale => self.leave_stale(s),
                 // Its start (in this cell, where the slot was) and its position now.
                 MemberMove::Edit => self.write_whole_member(s, slot.cell, slot.member_index),
-                MemberMove::ChangeCell => moving.push((s, key)),
+                MemberMove::ChangeCell { lazy } => moving.push(CellChange { slot: s, key, lazy }),
             }
         }
         self.change_cells(&moving);
@@ -170,7 +182,8 @@ impl AoiIndex {
         let slot = &self.slots[s as usize];
         let key = self.grid.key(slot.p, slot.rules.instance);
         let member_move = if !stays_in_cell(slot, &self.grid, key) {
-            MemberMove::ChangeCell
+            let lazy = slot.in_grid() && slot.cell != NO_CELL && self.may_leave_stale(s, key);
+            MemberMove::ChangeCell { lazy }
         } else if self.may_leave_stale(s, key) {
             MemberMove::LeaveStale
         } else {
@@ -254,7 +267,11 @@ impl AoiIndex {
                 if stays_in_cell(slot, grid, key) {
                     plan.stays[slot.cell as usize / per_owner].push(ch.slot);
                 } else {
-                    plan.moving.push((ch.slot, key));
+                    plan.moving.push(CellChange {
+                        slot: ch.slot,
+                        key,
+                        lazy: false,
+                    });
                 }
             }
         };
@@ -296,13 +313,20 @@ impl AoiIndex {
     /// `AHEAD` changes before it ([`Self::prefetch_cell_change`]; the slot and its cell record
     /// earlier, [`Self::prefetch_grid_ahead`]). `sparse_huge` 50k, whose walkers change cells
     /// about 2,800 times an update (counted at stop 57): see `PERFORMANCE.md`, stops 31 and 57.
-    fn change_cells(&mut self, moving: &[(u32, CellKey)]) {
-        for (j, &(s, key)) in moving.iter().enumerate() {
-            self.prefetch_grid_ahead(j, |j| moving.get(j).map(|m| m.0), |_| true);
-            if let Some(&(ahead, key)) = moving.get(j + AHEAD) {
-                self.prefetch_cell_change(ahead, key);
+    fn change_cells(&mut self, moving: &[CellChange]) {
+        for (j, change) in moving.iter().enumerate() {
+            // A lazy change's member is not asked for: a carry leaves it stale.
+            if let Some(far) = moving.get(j + 2 * AHEAD) {
+                self.grid.prefetch_cell(self.slots[far.slot as usize].cell);
             }
-            self.move_one(s, key);
+            if let Some(ahead) = moving.get(j + AHEAD) {
+                let slot = &self.slots[ahead.slot as usize];
+                if !ahead.lazy {
+                    self.grid.prefetch_member(slot.cell, slot.member_index);
+                }
+                self.prefetch_cell_change(ahead.slot, ahead.key);
+            }
+            self.move_one(change);
         }
     }
 
@@ -317,11 +341,14 @@ impl AoiIndex {
         }
     }
 
-    /// Moves changed slot `s`, which does not stay in its cell, to the cell of `key`, the cell of
-    /// its position now (carrying its lone cell there, [`Grid::carry_lone_member`], or out of
-    /// its cell and into that one), or out of the grid if it left it.
+    /// Moves the changed slot of `change`, which does not stay in its cell, to the cell of its
+    /// key, the cell of its position now (carrying its lone cell there,
+    /// [`Grid::carry_lone_member`], or out of its cell and into that one), or out of the grid if
+    /// it left it. A carried cell's member is left stale if the change is `lazy` and the cell it
+    /// left is near the origin too (`index/lazy_members.rs`).
     #[inline(always)]
-    fn move_one(&mut self, s: u32, key: CellKey) {
+    fn move_one(&mut self, change: &CellChange) {
+        let CellChange { slot: s, key, lazy } = *change;
         let slot = &self.slots[s as usize];
         let (in_grid, cell, idx) = (slot.in_grid(), slot.cell, slot.member_index);
         debug_assert!(
@@ -329,12 +356,17 @@ impl AoiIndex {
             "a slot that stays in its cell should have been edited in place"
         );
         if cell != NO_CELL {
+            let from = self.grid.cells[cell as usize].key;
             if in_grid && self.grid.carry_lone_member(cell, key) {
-                // Its only member, written without a read of the old one.
                 debug_assert_eq!(idx, 0, "a carried cell's member should be its first");
-                let member = self.member(s);
-                self.grid.cells[cell as usize].set_only_member(member);
-                self.note_written(s);
+                if lazy && self.grid.near_origin(from) {
+                    self.leave_stale(s);
+                } else {
+                    // Its only member, written without a read of the old one.
+                    let member = self.member(s);
+                    self.grid.cells[cell as usize].set_only_member(member);
+                    self.note_written(s);
+                }
                 // A cell change all the same (renumbering counts them).
                 self.relinks += 1;
                 return;
