@@ -264,3 +264,50 @@ fn a_sorted_cell_left_with_one_member_after_its_order_is_restored_is_lone() {
         "a sorted cell left with one member should be lone again"
     );
 }
+
+/// [`Cell::set_only_member`], which reads nothing of the member it replaces, leaves the cell as
+/// an edit would: the member, its block's lane, the count of clean observers and the count of
+/// rectangles, between every two of a clean observer, a stepping one, a non-observer and a
+/// rectangle.
+#[test]
+fn setting_a_cells_only_member_counts_it_as_an_edit_would() {
+    let stepping = Member {
+        stepping: true,
+        ..member(0, 4.0)
+    };
+    let mut rect = member(0, 8.0);
+    set_rect(&mut rect, Some([2.0, 1.0]));
+    let kinds = [member(0, 4.0), stepping, member(0, -1.0), rect];
+    for (i, old) in kinds.iter().enumerate() {
+        for (j, new) in kinds.iter().enumerate() {
+            let new = Member {
+                p: [3.0, 1.0, 0.0],
+                ..*new
+            };
+            let (mut edited, mut set) = (
+                Grid::new(10.0, 2, None, IndexKind::Grid),
+                Grid::new(10.0, 2, None, IndexKind::Grid),
+            );
+            let (c, _) = edited.insert([0, 0, 0, 0], *old);
+            set.insert([0, 0, 0, 0], *old);
+            edited.edit_member(c, 0, |m| *m = new);
+            set.cells[c as usize].set_only_member(new);
+            let (a, b) = (&edited.cells[c as usize], &set.cells[c as usize]);
+            assert_eq!(
+                (
+                    format!("{:?}", a.members),
+                    a.clean,
+                    format!("{:?}", a.pos.lane(0)),
+                    a.pos.rects()
+                ),
+                (
+                    format!("{:?}", b.members),
+                    b.clean,
+                    format!("{:?}", b.pos.lane(0)),
+                    b.pos.rects()
+                ),
+                "member kind {i} replaced by kind {j}: the cell should be as an edit leaves it"
+            );
+        }
+    }
+}

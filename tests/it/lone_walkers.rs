@@ -348,6 +348,50 @@ fn a_stepping_observer_two_cells_away_leaves_a_stale_walker_out() {
     );
 }
 
+/// A walker whose cell had an occupied neighbour at the start of the update is carried into the
+/// next cell after that neighbour (first in slot order) jumped away: its cell is lone when it is
+/// carried, but its record must be written, or the neighbour's search around where it started
+/// (two cells from the walker's new cell) leaves the walker out and misses that it saw the
+/// neighbour there. Cells of 11.25 (a view of 10), and a step limit of half a cell (fast walkers
+/// far away), so the walker steps.
+#[test]
+fn a_walker_carried_after_its_neighbour_left_first_is_judged_where_it_started() {
+    let mut app = Checked::new(AoiPlugin::default());
+    let neighbour = app.world().spawn(Position::new(11.2, 5.0)).id();
+    let walker = app.world().spawn((Position::new(21.0, 5.0), ViewRange::new(10.0))).id();
+    let fast: Vec<Entity> = (0..300)
+        .map(|i| app.world().spawn(Position::new(10_000.0 + 20.0 * i as f32, 0.0)).id())
+        .collect();
+    let steps_fast = |app: &mut Checked| {
+        for &f in &fast {
+            app.world().get_mut::<Position>(f).expect("it should have a Position").x += 4.0;
+        }
+    };
+    app.update();
+    assert!(
+        app.opened(walker, neighbour),
+        "the walker should see its neighbour 9.8 away"
+    );
+    steps_fast(&mut app);
+    app.update();
+    let limit = app.world().resource::<AoiStats>().step_limit;
+    assert!(limit > 2.0, "the step limit should be half a cell (it is {limit})");
+    // The neighbour jumps far away; the walker steps from cell (1, 0) into (2, 0).
+    steps_fast(&mut app);
+    *app.world()
+        .get_mut::<Position>(neighbour)
+        .expect("the neighbour should have a Position") = Position::new(500.0, 500.0);
+    app.world()
+        .get_mut::<Position>(walker)
+        .expect("the walker should have a Position")
+        .x = 23.0;
+    app.update();
+    assert!(
+        !app.opened(walker, neighbour),
+        "the walker should have lost sight of its neighbour"
+    );
+}
+
 /// A walker whose record is stale when the index renumbers its slots keeps it marked stale under
 /// its new number: standing still after, it is written when a target arrives beside its cell,
 /// which would otherwise see the walker where its record last put it. The walker (first spawned)
