@@ -357,7 +357,8 @@ fn a_stepping_observer_two_cells_away_leaves_a_stale_walker_out() {
 #[test]
 fn a_walker_carried_after_its_neighbour_left_first_is_judged_where_it_started() {
     let mut app = Checked::new(AoiPlugin::default());
-    let neighbour = app.world().spawn(Position::new(11.2, 5.0)).id();
+    // An observer of the walker's radius: the same archetype, so its slot comes first.
+    let neighbour = app.world().spawn((Position::new(11.2, 5.0), ViewRange::new(10.0))).id();
     let walker = app.world().spawn((Position::new(21.0, 5.0), ViewRange::new(10.0))).id();
     let fast: Vec<Entity> = (0..300)
         .map(|i| app.world().spawn(Position::new(10_000.0 + 20.0 * i as f32, 0.0)).id())
