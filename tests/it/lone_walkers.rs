@@ -393,6 +393,27 @@ fn a_walker_carried_after_its_neighbour_left_first_is_judged_where_it_started() 
     );
 }
 
+/// A walker alone in the world that crosses into the next cell has its cell record carried there
+/// and its record left stale, as when it stays in its cell: both updates defer its one write.
+#[test]
+fn a_lone_walker_crossing_a_cell_border_leaves_its_record_stale() {
+    let mut app = Checked::new(AoiPlugin::default());
+    let walker = app.world().spawn((Position::new(11.0, 5.0), ViewRange::new(10.0))).id();
+    app.update();
+    for (x, step) in [(11.1, "within its cell"), (11.4, "across into the next cell")] {
+        app.world()
+            .get_mut::<Position>(walker)
+            .expect("the walker should have a Position")
+            .x = x;
+        app.update();
+        assert_eq!(
+            app.world().resource::<AoiStats>().deferred_grid_writes,
+            1,
+            "a step {step} should leave the walker's record stale"
+        );
+    }
+}
+
 /// A walker whose record is stale when the index renumbers its slots keeps it marked stale under
 /// its new number: standing still after, it is written when a target arrives beside its cell,
 /// which would otherwise see the walker where its record last put it. The walker (first spawned)
