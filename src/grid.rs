@@ -205,7 +205,8 @@ impl Grid {
     /// reused, its member at index 0, the same neighbour links in the same order), but probes the
     /// map only for the neighbours of `key` that are not also `c`'s (known free): 3 or 5 of 8 in
     /// 2D, and no removal and re-insertion of the member. Returns whether it did; the caller
-    /// then edits the member to its new values. `sparse_huge` 50k: about 6% off the update
+    /// then writes the member ([`Cell::set_only_member`]) or leaves it stale (the index's lazy
+    /// member writes). `sparse_huge` 50k: about 6% off the update
     /// (measured in `PERFORMANCE.md`, stop 29).
     #[inline(never)]
     pub fn carry_lone_member(&mut self, c: u32, key: CellKey) -> bool {

@@ -1,24 +1,28 @@
-//! Lazy member writes for lone walkers: a changed slot that stays in a [lone](Grid::is_lone)
-//! cell (its only member, no occupied neighbour) may leave its grid member as an earlier update
-//! wrote it, since in most updates nothing but the walker itself reads that cell, and the
-//! walker's own scans skip its own member. In a sparse world that is most of the moves, each a
-//! member and a position block scattered over the heap (`sparse_huge` 50k: see
-//! `PERFORMANCE.md`, stop 84).
+//! Lazy member writes for lone walkers: a changed slot whose cell is [lone](Grid::is_lone) (its
+//! only member, no occupied neighbour) may leave its grid member as an earlier update wrote it,
+//! whether it stays in its cell or the cell is carried to the next one
+//! ([`Grid::carry_lone_member`]), since in most updates nothing but the walker itself reads that
+//! cell, and the walker's own scans skip its own member. In a sparse world that is most of the
+//! moves, each a member and a position block scattered over the heap (`sparse_huge` 50k: see
+//! `PERFORMANCE.md`, stops 84 and 85).
 //!
-//! Why no scan judges such a member wrongly. Its entity was in its cell at the start of the
-//! update and is there now; only its member may say otherwise (written as it crossed into the
-//! cell, it holds a start in the cell it left). Every scan judges a pair by distance tests of at
+//! Why no scan judges such a member wrongly. Its entity started the update in a cell that was
+//! lone then, and is in its member's cell now (the same cell, or the one it was carried to); its
+//! member may say otherwise (written as it crossed into the cell, it holds a start in the cell it
+//! left; never written since the carry, it holds where it was before). Every scan judges a pair by distance tests of at
 //! most [the largest ordinary radius](AoiIndex::stale_members_unread), each between two points at
 //! the same time (where both were at the start of the update, or where both are now). While that
-//! reach is under a cell's side, an entity that neither started nor ends the update in the cells
-//! around a stale member's sees it at neither end and is seen by it at neither. A move leaves a
-//! member stale only if its cell was lone at the start of the moves
-//! ([`AoiIndex::may_leave_stale`]); before the scans, [`AoiIndex::write_stale_members`] writes
-//! those whose cells lost their lone bit in the moves ([`Grid::lost_lone`]), and every one when
-//! the update's scans reach farther or judge without distance (a wide observer changed, a jumped
-//! target is or was `Always` visible, views as wide as the cells). So at the scans, no entity but
-//! a stale member's own started or ends the update next to its cell: a scan lists that cell only
-//! where its window reaches past the cells around its scanner's, and there leaves it out
+//! reach is under a cell's side, an entity that started the update in none of the cells around
+//! the stale member's start cell, and ends it in none of the cells around its cell now, sees it at
+//! neither end and is seen by it at neither. A move leaves a member stale only if its cell was
+//! lone at the start of the moves ([`AoiIndex::may_leave_stale`], asked before any cell change):
+//! nobody started the update next to it. Before the scans, [`AoiIndex::write_stale_members`]
+//! writes those whose cells lost their lone bit in the moves ([`Grid::lost_lone`]; a carried cell
+//! that lands next to others loses it then), and every one when the update's scans reach farther
+//! or judge without distance (a wide observer changed, a jumped target is or was `Always` visible,
+//! views as wide as the cells). So at the scans, no entity but a stale member's own started the
+//! update next to its start cell or ends it next to its cell: a scan lists that cell only where
+//! its window reaches past the cells around its scanner's, and there leaves it out
 //! (`View::drop_stale_cells` in `scan.rs`). A rebuilt grid writes every member. Between updates,
 //! [`AoiIndex::observers_seeing`] searches the cells around an entity by where members are now (a
 //! stale member's position lies in its cell), and meets a stale member only in a whole instance,
@@ -58,10 +62,11 @@ impl AoiIndex {
         }
     }
 
-    /// Whether the move of changed slot `s`, which stays in its cell (of `key`), may leave its
-    /// grid member stale: members may be left stale this update, the cell is lone, its view did
-    /// not change, and the cell is near the origin (where
-    /// [`Grid::windows_fit_near_origin`] answers). Asked while the members that stay are edited,
+    /// Whether the move of changed slot `s`, whose cell is now that of `key`, may leave its grid
+    /// member stale, if it stays in its cell or its cell is carried there: members may be left
+    /// stale this update, its cell is lone, its view did not change, and the cell of `key` is
+    /// near the origin (where [`Grid::windows_fit_near_origin`] answers; a carry checks the cell
+    /// it leaves as well, `AoiIndex::move_one`). Asked while the members that stay are edited,
     /// before any cell change of the update ([`AoiIndex::classify_and_move`]), so the cell was
     /// lone at the start of the moves: no entity started the update in the cells around. (If it
     /// is not lone when the moves are done, [`Self::write_stale_members`] writes it.) Reads the
