@@ -167,10 +167,11 @@ impl<'a> View<'a> {
 
     /// Drops from `cells` the cells that hold a stale member: lone cells, listed only where a
     /// window reaches past the cells around its scanner's. A stale member's entity is in its
-    /// cell now and was at the start of the update, while the scanner was not next to it then
-    /// and is not now: at both ends it is out of every view the scans test, whatever its member
-    /// says (`index/lazy_members.rs`). `O(cells listed)`: a lone bit each, and the member of a
-    /// lone cell.
+    /// cell now and started the update in a cell that was lone then (the same, or the one its
+    /// cell was carried from), while the scanner did not start next to that cell and does not
+    /// end next to this one: at both ends it is out of every view the scans test, whatever its
+    /// member says (`index/lazy_members.rs`). `O(cells listed)`: a lone bit each, and the member
+    /// of a lone cell.
     pub fn drop_stale_cells(self, cells: &mut Vec<u32>) {
         let grid = self.grid;
         cells.retain(|&c| {

@@ -9,9 +9,9 @@
 //! Why no scan judges such a member wrongly. Its entity started the update in a cell that was
 //! lone then, and is in its member's cell now (the same cell, or the one it was carried to); its
 //! member may say otherwise (written as it crossed into the cell, it holds a start in the cell it
-//! left; never written since the carry, it holds where it was before). Every scan judges a pair by distance tests of at
-//! most [the largest ordinary radius](AoiIndex::stale_members_unread), each between two points at
-//! the same time (where both were at the start of the update, or where both are now). While that
+//! left; not written at the carry, it holds where it was before). Every scan judges a pair by
+//! distance tests of at most [the largest ordinary radius](AoiIndex::stale_members_unread), each
+//! between two points at the same time (where both were at the start of the update, or where both are now). While that
 //! reach is under a cell's side, an entity that started the update in none of the cells around
 //! the stale member's start cell, and ends it in none of the cells around its cell now, sees it at
 //! neither end and is seen by it at neither. A move leaves a member stale only if its cell was

@@ -61,6 +61,7 @@ enum MemberMove {
 /// A change whose slot changes cell, enters the grid or leaves it ([`AoiIndex::change_cells`]).
 #[derive(Clone, Copy)]
 pub(super) struct CellChange {
+    /// The changed slot.
     pub slot: u32,
     /// The key of its cell now.
     pub key: CellKey,
@@ -310,12 +311,12 @@ impl AoiIndex {
     /// The split's third phase for one run, or the one pass's cell changes: slots that change
     /// cell, enter or leave the grid, in shortlist order, with their new cell keys
     /// ([`Self::move_one`]). The cell map's entries a cell change will look up are asked for
-    /// `AHEAD` changes before it ([`Self::prefetch_cell_change`]; the slot and its cell record
-    /// earlier, [`Self::prefetch_grid_ahead`]). `sparse_huge` 50k, whose walkers change cells
-    /// about 2,800 times an update (counted at stop 57): see `PERFORMANCE.md`, stops 31 and 57.
+    /// `AHEAD` changes before it ([`Self::prefetch_cell_change`]), with its member unless the
+    /// change is lazy (a carry leaves it stale); its cell record `2 * AHEAD` before.
+    /// `sparse_huge` 50k, whose walkers change cells about 2,800 times an update (counted at stop
+    /// 57): see `PERFORMANCE.md`, stops 31, 57 and 85.
     fn change_cells(&mut self, moving: &[CellChange]) {
         for (j, change) in moving.iter().enumerate() {
-            // A lazy change's member is not asked for: a carry leaves it stale.
             if let Some(far) = moving.get(j + 2 * AHEAD) {
                 self.grid.prefetch_cell(self.slots[far.slot as usize].cell);
             }
