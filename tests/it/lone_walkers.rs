@@ -230,6 +230,45 @@ fn lone_walkers_in_cells_smaller_than_their_views_match_brute_force() {
     walks(small_cells, Events { meet: true, ..NONE }, false);
 }
 
+/// An app whose observers step as soon as they move (`flip_scan_min_seen` 0), so that a walker
+/// that sees nobody steps as an observer and its record carries its radius.
+fn stepping_app() -> Checked {
+    let mut app = Checked::new(AoiPlugin::default());
+    app.world().insert_resource(AoiSettings {
+        flip_scan_min_seen: 0,
+        ..Default::default()
+    });
+    app
+}
+
+/// Moves `e` by `(dx, dy)`.
+fn move_by(app: &mut Checked, e: Entity, dx: f32, dy: f32) {
+    let mut p = app.world().get_mut::<Position>(e).expect("it should have a Position");
+    (p.x, p.y) = (p.x + dx, p.y + dy);
+}
+
+/// 300 walkers far from everything, stepping 4 an update: past a quarter of a cell of 11.25, so
+/// the step limit rises to half a cell.
+struct FastWalkers(Vec<Entity>);
+
+impl FastWalkers {
+    /// Spawns them along `y = 0` from `x = 10,000`, 20 apart.
+    fn spawn(app: &mut Checked) -> Self {
+        Self(
+            (0..300)
+                .map(|i| app.world().spawn(Position::new(10_000.0 + 20.0 * i as f32, 0.0)).id())
+                .collect(),
+        )
+    }
+
+    /// Steps each 4 along `x`.
+    fn step(&self, app: &mut Checked) {
+        for &f in &self.0 {
+            move_by(app, f, 4.0, 0.0);
+        }
+    }
+}
+
 /// A walker whose record was written as it crossed into a lone cell holds its start in the cell
 /// it left, and the next update leaves that record stale: a target that jumps from beside the
 /// cell left behind searches (its views' reach plus the largest step) two cells around where it
@@ -239,44 +278,29 @@ fn lone_walkers_in_cells_smaller_than_their_views_match_brute_force() {
 /// record carries its radius.
 #[test]
 fn a_walker_that_crossed_into_a_lone_cell_is_judged_where_it_started_the_update() {
-    let mut app = Checked::new(AoiPlugin::default());
-    app.world().insert_resource(AoiSettings {
-        flip_scan_min_seen: 0,
-        ..Default::default()
-    });
+    let mut app = stepping_app();
     let walker = app
         .world()
         .spawn((Position::new(16.75, 8.0), ViewRange::new(10.0)))
         .id();
-    let fast: Vec<Entity> = (0..300)
-        .map(|i| app.world().spawn(Position::new(10_000.0 + 20.0 * i as f32, 0.0)).id())
-        .collect();
-    let step = |app: &mut Checked, e: Entity, dx: f32, dy: f32| {
-        let mut p = app.world().get_mut::<Position>(e).expect("it should have a Position");
-        (p.x, p.y) = (p.x + dx, p.y + dy);
-    };
-    let steps_fast = |app: &mut Checked| {
-        for &f in &fast {
-            step(app, f, 4.0, 0.0);
-        }
-    };
+    let fast = FastWalkers::spawn(&mut app);
     app.update();
     // Within its cell (1, 0), while the fast walkers set the step limit to half a cell.
-    steps_fast(&mut app);
-    step(&mut app, walker, 0.0, -4.0);
+    fast.step(&mut app);
+    move_by(&mut app, walker, 0.0, -4.0);
     app.update();
     let limit = app.world().resource::<AoiStats>().step_limit;
     assert!(limit > 4.5, "the step limit should be half a cell (it is {limit})");
     // Across into the lone cell (1, -1), carried there, its start at (16.75, 4.0); a target
     // arrives in cell (1, 1), 7.3 from that start and two cells from the walker's cell.
-    steps_fast(&mut app);
-    step(&mut app, walker, 0.0, -4.5);
+    fast.step(&mut app);
+    move_by(&mut app, walker, 0.0, -4.5);
     let target = app.world().spawn(Position::new(16.75, 11.3)).id();
     app.update();
     // The walker steps within its cell; the target jumps to cell (3, 0), from 11.8 of the
     // walker's start to 23 of its end: it sees the target at neither.
-    steps_fast(&mut app);
-    step(&mut app, walker, 0.0, -0.5);
+    fast.step(&mut app);
+    move_by(&mut app, walker, 0.0, -0.5);
     *app.world()
         .get_mut::<Position>(target)
         .expect("the target should have a Position") = Position::new(39.4, 5.6);
@@ -294,11 +318,7 @@ fn a_walker_that_crossed_into_a_lone_cell_is_judged_where_it_started_the_update(
 /// walker's cell, and must leave it out, or it takes the walker for one it saw at the start.
 #[test]
 fn a_stepping_observer_two_cells_away_leaves_a_stale_walker_out() {
-    let mut app = Checked::new(AoiPlugin::default());
-    app.world().insert_resource(AoiSettings {
-        flip_scan_min_seen: 0,
-        ..Default::default()
-    });
+    let mut app = stepping_app();
     let walker = app
         .world()
         .spawn((Position::new(16.75, 1.5), ViewRange::new(10.0)))
@@ -307,36 +327,26 @@ fn a_stepping_observer_two_cells_away_leaves_a_stale_walker_out() {
         .world()
         .spawn((Position::new(16.75, 11.3), ViewRange::new(10.0)))
         .id();
-    let fast: Vec<Entity> = (0..300)
-        .map(|i| app.world().spawn(Position::new(10_000.0 + 20.0 * i as f32, 0.0)).id())
-        .collect();
-    let step = |app: &mut Checked, e: Entity, dy: f32| {
-        app.world().get_mut::<Position>(e).expect("it should have a Position").y += dy;
-    };
-    let steps_fast = |app: &mut Checked| {
-        for &f in &fast {
-            app.world().get_mut::<Position>(f).expect("it should have a Position").x += 4.0;
-        }
-    };
+    let fast = FastWalkers::spawn(&mut app);
     app.update();
     assert!(
         app.opened(observer, walker),
         "the observer should see the walker 9.8 away"
     );
-    steps_fast(&mut app);
+    fast.step(&mut app);
     app.update();
     let limit = app.world().resource::<AoiStats>().step_limit;
     assert!(limit > 5.0, "the step limit should be half a cell (it is {limit})");
     // Across into cell (1, -1), 14.8 from the observer, stepping (5 is within the limit).
-    steps_fast(&mut app);
-    step(&mut app, walker, -5.0);
+    fast.step(&mut app);
+    move_by(&mut app, walker, 0.0, -5.0);
     app.update();
     assert!(!app.opened(observer, walker), "the walker should have left the view");
     // The walker steps within its lone cell, its record left stale (its start at 1.5); the
     // observer steps within cell (1, 1).
-    steps_fast(&mut app);
-    step(&mut app, walker, -0.5);
-    step(&mut app, observer, 0.5);
+    fast.step(&mut app);
+    move_by(&mut app, walker, 0.0, -0.5);
+    move_by(&mut app, observer, 0.0, 0.5);
     app.update();
     assert!(
         app.world().resource::<AoiStats>().deferred_grid_writes > 0,
@@ -360,25 +370,18 @@ fn a_walker_carried_after_its_neighbour_left_first_is_judged_where_it_started() 
     // An observer of the walker's radius: the same archetype, so its slot comes first.
     let neighbour = app.world().spawn((Position::new(11.2, 5.0), ViewRange::new(10.0))).id();
     let walker = app.world().spawn((Position::new(21.0, 5.0), ViewRange::new(10.0))).id();
-    let fast: Vec<Entity> = (0..300)
-        .map(|i| app.world().spawn(Position::new(10_000.0 + 20.0 * i as f32, 0.0)).id())
-        .collect();
-    let steps_fast = |app: &mut Checked| {
-        for &f in &fast {
-            app.world().get_mut::<Position>(f).expect("it should have a Position").x += 4.0;
-        }
-    };
+    let fast = FastWalkers::spawn(&mut app);
     app.update();
     assert!(
         app.opened(walker, neighbour),
         "the walker should see its neighbour 9.8 away"
     );
-    steps_fast(&mut app);
+    fast.step(&mut app);
     app.update();
     let limit = app.world().resource::<AoiStats>().step_limit;
     assert!(limit > 2.0, "the step limit should be half a cell (it is {limit})");
     // The neighbour jumps far away; the walker steps from cell (1, 0) into (2, 0).
-    steps_fast(&mut app);
+    fast.step(&mut app);
     *app.world()
         .get_mut::<Position>(neighbour)
         .expect("the neighbour should have a Position") = Position::new(500.0, 500.0);
@@ -422,11 +425,7 @@ fn a_lone_walker_crossing_a_cell_border_leaves_its_record_stale() {
 /// `flip_scan_min_seen` 0, so the walker steps as an observer and its record carries its radius.
 #[test]
 fn a_walker_stale_when_slots_are_renumbered_is_written_when_a_target_comes() {
-    let mut app = Checked::new(AoiPlugin::default());
-    app.world().insert_resource(AoiSettings {
-        flip_scan_min_seen: 0,
-        ..Default::default()
-    });
+    let mut app = stepping_app();
     let walker = app
         .world()
         .spawn((Position::new(0.5, 2000.0), ViewRange::new(10.0)))
@@ -503,11 +502,7 @@ fn a_walker_whose_view_changes_in_a_lone_cell_is_judged_with_its_new_view() {
 /// record carries its radius.
 #[test]
 fn a_walker_whose_neighbour_left_first_is_judged_where_it_started_the_update() {
-    let mut app = Checked::new(AoiPlugin::default());
-    app.world().insert_resource(AoiSettings {
-        flip_scan_min_seen: 0,
-        ..Default::default()
-    });
+    let mut app = stepping_app();
     // The target first, so it moves before the walker in every update.
     let target = app.world().spawn(Position::new(500.0, 500.0)).id();
     let walker = app.world().spawn((Position::new(5.0, 5.0), ViewRange::new(10.0))).id();
